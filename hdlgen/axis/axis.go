@@ -85,24 +85,24 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 	bypass := m.Reg(name+"_bypass", 1, 0)
 	bypassData := m.RegNoReset(name+"_bypass_data", w)
 
-	empty := m.Eq(rptr, wptr)
-	full := m.And(m.Ne(m.Slice(rptr, ab, 1), m.Slice(wptr, ab, 1)), m.Eq(m.Slice(rptr, 0, ab), m.Slice(wptr, 0, ab)))
+	empty := m.Named(name+"_empty", m.Eq(rptr, wptr))
+	full := m.Named(name+"_full", m.And(m.Ne(m.Slice(rptr, ab, 1), m.Slice(wptr, ab, 1)), m.Eq(m.Slice(rptr, 0, ab), m.Slice(wptr, 0, ab))))
 	out := Stream{Valid: m.Not(empty), Ready: m.Wire(name+"_out_ready", 1)}
 	m.Assign(in.Ready, m.Not(full))
 
-	push := m.And(in.Valid, m.Not(full))
-	pop := m.And(out.Valid, out.Ready)
+	push := m.Named(name+"_push", m.And(in.Valid, m.Not(full)))
+	pop := m.Named(name+"_pop", m.And(out.Valid, out.Ready))
 	// The read pointer's successor is a register of its own, so a pop
 	// only chooses between two registers (no adder after the consumer's
 	// ready), and the bypass test compares both with the write pointer
 	// beforehand.
 	rptr1 := m.Reg(name+"_rptr_inc", ab+1, 1)
-	rnext := m.Mux(pop, rptr1, rptr)
+	rnext := m.Named(name+"_rptr_next", m.Mux(pop, rptr1, rptr))
 	m.SetNext(rptr, rnext)
 	m.SetNext(rptr1, m.Mux(pop, m.Add(rptr1, m.Const(ab+1, 1)), rptr1))
 	m.SetNext(wptr, m.Add(wptr, m.Zext(push, ab+1)))
 	m.WritePort(mem, m.Slice(wptr, 0, ab), in.Data, push, ir.Value{})
-	head := m.ReadPort(mem, m.Slice(rnext, 0, ab), m.Const(1, 1))
+	head := m.Named(name+"_head", m.ReadPort(mem, m.Slice(rnext, 0, ab), m.Const(1, 1)))
 	m.SetNext(bypass, m.And(push, m.Mux(pop, m.Eq(wptr, rptr1), m.Eq(wptr, rptr))))
 	m.SetNext(bypassData, in.Data)
 	out.Data = m.Mux(bypass, bypassData, head)
@@ -117,7 +117,7 @@ func Demux(m *ir.Module, name string, in Stream, sel ir.Value, n int) []Stream {
 	outs := make([]Stream, n)
 	ready := m.Const(1, 0)
 	for k := range outs {
-		hit := m.Eq(sel, m.Const(sel.Width(), uint64(k)))
+		hit := m.Named(name+"_to"+strconv.Itoa(k), m.Eq(sel, m.Const(sel.Width(), uint64(k))))
 		outs[k] = Stream{Data: in.Data, Valid: m.And(in.Valid, hit), Ready: m.Wire(name+"_ready"+strconv.Itoa(k), 1)}
 		ready = m.Or(ready, m.And(hit, outs[k].Ready))
 	}
@@ -126,9 +126,14 @@ func Demux(m *ir.Module, name string, in Stream, sel ir.Value, n int) []Stream {
 }
 
 // roundRobin is, per input, whether it is the first with a word counting
-// from the one after last.
-func roundRobin(m *ir.Module, last ir.Value, ins []Stream) []ir.Value {
-	n, pb := len(ins), last.Width()
+// from the one after last; isLast[k] says last is k. Its values are named
+// after the merge (name_rr<k>, name_in<k>_idle).
+func roundRobin(m *ir.Module, name string, isLast []ir.Value, ins []Stream) []ir.Value {
+	n := len(ins)
+	idle := make([]ir.Value, n)
+	for k := range ins {
+		idle[k] = m.Named(name+"_in"+strconv.Itoa(k)+"_idle", m.Not(ins[k].Valid))
+	}
 	grant := make([]ir.Value, n)
 	for k := range ins {
 		g := m.Const(1, 0)
@@ -140,13 +145,36 @@ func roundRobin(m *ir.Module, last ir.Value, ins []Stream) []ir.Value {
 				if idx == k {
 					break
 				}
-				win = m.And(win, m.Not(ins[idx].Valid))
+				win = m.And(win, idle[idx])
 			}
-			g = m.Or(g, m.And(m.Eq(last, m.Const(pb, uint64(start))), win))
+			g = m.Or(g, m.And(isLast[start], win))
 		}
-		grant[k] = g
+		grant[k] = m.Named(name+"_rr"+strconv.Itoa(k), g)
 	}
 	return grant
+}
+
+// lastIs is, per input k, whether last (the input a merge served last)
+// is k: name_last_is<k>.
+func lastIs(m *ir.Module, name string, last ir.Value, n int) []ir.Value {
+	is := make([]ir.Value, n)
+	for k := range is {
+		is[k] = m.Named(name+"_last_is"+strconv.Itoa(k), m.Eq(last, m.Const(last.Width(), uint64(k))))
+	}
+	return is
+}
+
+// choose is the merge's output word and valid for grants: the granted
+// input's word (name_data) and whether any is granted (name_valid).
+func choose(m *ir.Module, name string, ins []Stream, grant []ir.Value) (data, valid ir.Value) {
+	data, valid = ins[0].Data, m.Const(1, 0)
+	for k := range ins {
+		valid = m.Or(valid, grant[k])
+		if k > 0 {
+			data = m.Mux(grant[k], ins[k].Data, data)
+		}
+	}
+	return m.Named(name+"_data", data), m.Named(name+"_valid", valid)
 }
 
 // Mux merges ins into one stream, word by word, round robin: the input
@@ -160,17 +188,13 @@ func Mux(m *ir.Module, name string, ins []Stream) Stream {
 	pb := max(ir.AddrBits(max(n, 2)), 1)
 	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last, or offered and waiting
 	held := m.Reg(name+"_held", 1, 0)            // input last offered a word that was not taken
-	rr := roundRobin(m, last, ins)
+	isLast := lastIs(m, name, last, n)
+	rr := roundRobin(m, name, isLast, ins)
 	grant := make([]ir.Value, n)
-	data := ins[0].Data
-	valid := m.Const(1, 0)
 	for k := range ins {
-		grant[k] = m.Mux(held, m.And(m.Eq(last, m.Const(pb, uint64(k))), ins[k].Valid), rr[k])
-		valid = m.Or(valid, grant[k])
-		if k > 0 {
-			data = m.Mux(grant[k], ins[k].Data, data)
-		}
+		grant[k] = m.Named(name+"_grant"+strconv.Itoa(k), m.Mux(held, m.And(isLast[k], ins[k].Valid), rr[k]))
 	}
+	data, valid := choose(m, name, ins, grant)
 	out := Stream{Data: data, Valid: valid, Ready: m.Wire(name+"_out_ready", 1)}
 	next := last
 	for k := range ins {
@@ -295,19 +319,13 @@ func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 	pb := max(ir.AddrBits(max(n, 2)), 1)
 	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last (or serving)
 	busy := m.Reg(name+"_busy", 1, 0)            // inside a packet of input last, or its first word offered
-	rr := roundRobin(m, last, ins)
+	isLast := lastIs(m, name, last, n)
+	rr := roundRobin(m, name, isLast, ins)
 	grant := make([]ir.Value, n)
 	for k := range ins {
-		mine := m.Eq(last, m.Const(pb, uint64(k)))
-		grant[k] = m.Mux(busy, m.And(mine, ins[k].Valid), rr[k])
+		grant[k] = m.Named(name+"_grant"+strconv.Itoa(k), m.Mux(busy, m.And(isLast[k], ins[k].Valid), rr[k]))
 	}
-	data, valid := ins[0].Data, m.Const(1, 0)
-	for k := range ins {
-		valid = m.Or(valid, grant[k])
-		if k > 0 {
-			data = m.Mux(grant[k], ins[k].Data, data)
-		}
-	}
+	data, valid := choose(m, name, ins, grant)
 	out := Stream{Data: data, Valid: valid, Ready: m.Wire(name+"_out_ready", 1)}
 	next := last
 	for k := range ins {

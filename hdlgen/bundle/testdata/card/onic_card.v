@@ -112,29 +112,29 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
-    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:296
-    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:320
+    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:490
-    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:296
-    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:320
+    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
     reg  no_slot_axil_rvalid = 1'h0; // hdlgen/axil/bus.go:66
-    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:296
-    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:320
+    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [659:0] to_host_slice_data = 660'h0; // hdlgen/axis/axis.go:50
     reg  to_host_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [659:0] to_host_slice_skid_data = 660'h0; // hdlgen/axis/axis.go:52
-    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:296
-    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:320
+    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [659:0] rq_slice_data = 660'h0; // hdlgen/axis/axis.go:50
     reg  rq_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [659:0] rq_slice_skid_data = 660'h0; // hdlgen/axis/axis.go:52
-    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:296
-    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
-    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:296
-    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:320
+    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
+    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:320
+    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [668:0] port_a_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
     reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -148,7 +148,7 @@ module onic_card (
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
-    reg  [657:0] _port_a_to_tags_eop_memread = 658'h0; // hdlgen/axis/axis.go:105
+    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:105
     reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
     reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:699
     reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:699
@@ -156,8 +156,8 @@ module onic_card (
     reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:699
     reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:699
     reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:699
-    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:296
-    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:320
+    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [668:0] port_b_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
     reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -171,7 +171,7 @@ module onic_card (
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
-    reg  [657:0] _port_b_to_tags_eop_memread = 658'h0; // hdlgen/axis/axis.go:105
+    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:105
     reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
     reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:699
     reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:699
@@ -192,13 +192,17 @@ module onic_card (
     wire req_tags_valid; // hdlgen/internal/card/build.go:120
     wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:371
     wire rq_tags_ready; // hdlgen/internal/card/build.go:373
-    wire _host_in_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _host_in_busy_eq; // hdlgen/axis/axis.go:145
-    wire _host_in_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _host_in_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _host_in_busy_or; // hdlgen/axis/axis.go:306
-    wire [660:0] _host_in_busy_mux; // hdlgen/axis/axis.go:308
-    wire host_in_out_ready; // hdlgen/axis/axis.go:311
+    wire host_in_last_is0; // hdlgen/axis/axis.go:162
+    wire host_in_last_is1; // hdlgen/axis/axis.go:162
+    wire host_in_in0_idle; // hdlgen/axis/axis.go:135
+    wire host_in_in1_idle; // hdlgen/axis/axis.go:135
+    wire host_in_rr0; // hdlgen/axis/axis.go:150
+    wire host_in_rr1; // hdlgen/axis/axis.go:150
+    wire host_in_grant0; // hdlgen/axis/axis.go:326
+    wire host_in_grant1; // hdlgen/axis/axis.go:326
+    wire host_in_valid; // hdlgen/axis/axis.go:172
+    wire [660:0] host_in_data; // hdlgen/axis/axis.go:174
+    wire host_in_out_ready; // hdlgen/axis/axis.go:329
     wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:401
     wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:401
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
@@ -299,21 +303,21 @@ module onic_card (
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire _m_local_merge_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _m_local_merge_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _m_local_merge_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_eq; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_not; // hdlgen/axis/axis.go:143
-    wire _m_local_merge_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _m_local_merge_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _m_local_merge_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _m_local_merge_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _m_local_merge_busy_or; // hdlgen/axis/axis.go:306
-    wire [657:0] _m_local_merge_busy_mux; // hdlgen/axis/axis.go:308
-    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:162
+    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:135
+    wire m_local_merge_rr0; // hdlgen/axis/axis.go:150
+    wire m_local_merge_rr1; // hdlgen/axis/axis.go:150
+    wire m_local_merge_rr2; // hdlgen/axis/axis.go:150
+    wire m_local_merge_grant0; // hdlgen/axis/axis.go:326
+    wire m_local_merge_grant1; // hdlgen/axis/axis.go:326
+    wire m_local_merge_grant2; // hdlgen/axis/axis.go:326
+    wire m_local_merge_valid; // hdlgen/axis/axis.go:172
+    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:174
+    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:329
     wire regs_cpl_ready; // hdlgen/internal/card/build.go:553
     wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:557
     wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:566
@@ -328,31 +332,31 @@ module onic_card (
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire _slot0_eq_3; // hdlgen/axis/axis.go:120
+    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:120
     wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:121
-    wire _slot1_eq_3; // hdlgen/axis/axis.go:120
+    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:120
     wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:121
-    wire _slot2_eq_3; // hdlgen/axis/axis.go:120
+    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:120
     wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:121
-    wire _slot3_eq_3; // hdlgen/axis/axis.go:120
+    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:120
     wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:121
     wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:122
-    wire _slot0_eq_2; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:121
-    wire _slot1_eq_2; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:121
-    wire _slot2_eq_2; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:121
-    wire _slot3_eq_2; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:121
     wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:122
-    wire _slot0_eq; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:121
-    wire _slot1_eq; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:121
-    wire _slot2_eq; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:121
-    wire _slot3_eq; // hdlgen/axis/axis.go:120
+    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:120
     wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:121
     wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:122
     wire _slot0_ltu_2; // hdlgen/internal/card/slots.go:99
@@ -394,96 +398,102 @@ module onic_card (
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
     wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire _to_host_merge_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _to_host_merge_busy_eq; // hdlgen/axis/axis.go:145
-    wire _to_host_merge_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _to_host_merge_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _to_host_merge_busy_or; // hdlgen/axis/axis.go:306
-    wire [659:0] _to_host_merge_busy_mux; // hdlgen/axis/axis.go:308
-    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire to_host_merge_rr0; // hdlgen/axis/axis.go:150
+    wire to_host_merge_rr1; // hdlgen/axis/axis.go:150
+    wire to_host_merge_grant0; // hdlgen/axis/axis.go:326
+    wire to_host_merge_grant1; // hdlgen/axis/axis.go:326
+    wire to_host_merge_valid; // hdlgen/axis/axis.go:172
+    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:174
+    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:329
     wire [659:0] _to_host_slice_skid_data_concat; // hdlgen/internal/card/build.go:74
     wire to_host_slice_out_ready; // hdlgen/axis/axis.go:53
     wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire to_host_slice_load; // hdlgen/axis/axis.go:60
     wire to_host_slice_pending; // hdlgen/axis/axis.go:61
     wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire _rq_merge_busy_eq_6; // hdlgen/axis/axis.go:120
-    wire _rq_merge_busy_and; // hdlgen/axis/axis.go:121
+    wire to_host_to0; // hdlgen/axis/axis.go:120
+    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire to_host_ready0; // hdlgen/axis/axis.go:121
-    wire _cc_merge_busy_eq_4; // hdlgen/axis/axis.go:120
-    wire _cc_merge_busy_and; // hdlgen/axis/axis.go:121
+    wire to_host_to1; // hdlgen/axis/axis.go:120
+    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:121
     wire to_host_ready1; // hdlgen/axis/axis.go:121
-    wire _rq_merge_busy_not_5; // hdlgen/axis/axis.go:143
-    wire _rq_merge_busy_not_4; // hdlgen/axis/axis.go:143
-    wire _rq_merge_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _rq_merge_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _rq_merge_busy_eq_5; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_eq_4; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_11; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_10; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_eq; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_not; // hdlgen/axis/axis.go:143
-    wire _rq_merge_busy_or_9; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_8; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_7; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_6; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_5; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _rq_merge_busy_mux_7; // hdlgen/axis/axis.go:302
-    wire _rq_merge_busy_mux_6; // hdlgen/axis/axis.go:302
-    wire _rq_merge_busy_mux_5; // hdlgen/axis/axis.go:302
-    wire _rq_merge_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _rq_merge_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire [659:0] _rq_merge_busy_mux_2; // hdlgen/axis/axis.go:308
-    wire _rq_merge_busy_or; // hdlgen/axis/axis.go:306
-    wire [659:0] _rq_merge_busy_mux; // hdlgen/axis/axis.go:308
-    wire rq_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire rq_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire rq_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire rq_merge_last_is2; // hdlgen/axis/axis.go:162
+    wire rq_merge_last_is3; // hdlgen/axis/axis.go:162
+    wire rq_merge_last_is4; // hdlgen/axis/axis.go:162
+    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:135
+    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:135
+    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:135
+    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:150
+    wire rq_merge_rr0; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:150
+    wire rq_merge_rr1; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:150
+    wire rq_merge_rr2; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:150
+    wire rq_merge_rr3; // hdlgen/axis/axis.go:150
+    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:150
+    wire rq_merge_rr4; // hdlgen/axis/axis.go:150
+    wire rq_merge_grant0; // hdlgen/axis/axis.go:326
+    wire rq_merge_grant1; // hdlgen/axis/axis.go:326
+    wire rq_merge_grant2; // hdlgen/axis/axis.go:326
+    wire rq_merge_grant3; // hdlgen/axis/axis.go:326
+    wire rq_merge_grant4; // hdlgen/axis/axis.go:326
+    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:174
+    wire rq_merge_valid; // hdlgen/axis/axis.go:172
+    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:174
+    wire rq_merge_out_ready; // hdlgen/axis/axis.go:329
     wire [659:0] _rq_slice_skid_data_concat; // hdlgen/internal/card/build.go:74
     wire rq_slice_out_ready; // hdlgen/axis/axis.go:53
     wire rq_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire rq_slice_load; // hdlgen/axis/axis.go:60
     wire rq_slice_pending; // hdlgen/axis/axis.go:61
     wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire _cc_merge_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _cc_merge_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _cc_merge_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_eq; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_not; // hdlgen/axis/axis.go:143
-    wire _cc_merge_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _cc_merge_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _cc_merge_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _cc_merge_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _cc_merge_busy_or; // hdlgen/axis/axis.go:306
-    wire [625:0] _cc_merge_busy_mux; // hdlgen/axis/axis.go:308
-    wire cc_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire cc_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire cc_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire cc_merge_last_is2; // hdlgen/axis/axis.go:162
+    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:135
+    wire cc_merge_rr0; // hdlgen/axis/axis.go:150
+    wire cc_merge_rr1; // hdlgen/axis/axis.go:150
+    wire cc_merge_rr2; // hdlgen/axis/axis.go:150
+    wire cc_merge_grant0; // hdlgen/axis/axis.go:326
+    wire cc_merge_grant1; // hdlgen/axis/axis.go:326
+    wire cc_merge_grant2; // hdlgen/axis/axis.go:326
+    wire cc_merge_valid; // hdlgen/axis/axis.go:172
+    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:174
+    wire cc_merge_out_ready; // hdlgen/axis/axis.go:329
     wire np_room; // hdlgen/internal/card/build.go:671
     wire [1:0] np_credit; // hdlgen/internal/card/build.go:672
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire _port_a_egress_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _port_a_egress_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _port_a_egress_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_eq; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_not; // hdlgen/axis/axis.go:143
-    wire _port_a_egress_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _port_a_egress_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _port_a_egress_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _port_a_egress_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _port_a_egress_busy_or; // hdlgen/axis/axis.go:306
-    wire [657:0] _port_a_egress_busy_mux; // hdlgen/axis/axis.go:308
-    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:311
-    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:317
+    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:162
+    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:162
+    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:162
+    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:135
+    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:135
+    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:135
+    wire port_a_egress_rr0; // hdlgen/axis/axis.go:150
+    wire port_a_egress_rr1; // hdlgen/axis/axis.go:150
+    wire port_a_egress_rr2; // hdlgen/axis/axis.go:150
+    wire port_a_egress_grant0; // hdlgen/axis/axis.go:326
+    wire port_a_egress_grant1; // hdlgen/axis/axis.go:326
+    wire port_a_egress_grant2; // hdlgen/axis/axis.go:326
+    wire port_a_egress_valid; // hdlgen/axis/axis.go:172
+    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:174
+    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:329
+    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:335
     wire [10:0] _port_a_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:193
     wire [668:0] _port_a_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:195
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:53
@@ -496,15 +506,17 @@ module onic_card (
     wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:204
     wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:204
     wire port_a_hold_fits; // hdlgen/internal/card/build.go:212
-    wire _port_a_hold_wptr_and_2; // hdlgen/internal/card/build.go:214
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:214
     wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:215
     wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire _port_a_hold_rptr_not; // hdlgen/axis/axis.go:90
+    wire port_a_hold_empty; // hdlgen/axis/axis.go:88
+    wire port_a_hold_full; // hdlgen/axis/axis.go:89
+    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:90
     wire port_a_hold_out_ready; // hdlgen/axis/axis.go:90
     wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:91
-    wire _port_a_hold_wptr_and; // hdlgen/axis/axis.go:93
-    wire _port_a_hold_rptr_and; // hdlgen/axis/axis.go:94
-    wire [10:0] _port_a_hold_rptr_mux; // hdlgen/axis/axis.go:100
+    wire port_a_hold_push; // hdlgen/axis/axis.go:93
+    wire port_a_hold_pop; // hdlgen/axis/axis.go:94
+    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:100
     wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:108
     wire port_a_hold_open; // hdlgen/internal/card/build.go:224
     wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:226
@@ -522,22 +534,22 @@ module onic_card (
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire _port_b_egress_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _port_b_egress_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _port_b_egress_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_eq; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_not; // hdlgen/axis/axis.go:143
-    wire _port_b_egress_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _port_b_egress_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _port_b_egress_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _port_b_egress_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _port_b_egress_busy_or; // hdlgen/axis/axis.go:306
-    wire [657:0] _port_b_egress_busy_mux; // hdlgen/axis/axis.go:308
-    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:311
-    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:317
+    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:162
+    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:162
+    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:162
+    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:135
+    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:135
+    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:135
+    wire port_b_egress_rr0; // hdlgen/axis/axis.go:150
+    wire port_b_egress_rr1; // hdlgen/axis/axis.go:150
+    wire port_b_egress_rr2; // hdlgen/axis/axis.go:150
+    wire port_b_egress_grant0; // hdlgen/axis/axis.go:326
+    wire port_b_egress_grant1; // hdlgen/axis/axis.go:326
+    wire port_b_egress_grant2; // hdlgen/axis/axis.go:326
+    wire port_b_egress_valid; // hdlgen/axis/axis.go:172
+    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:174
+    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:329
+    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:335
     wire [10:0] _port_b_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:193
     wire [668:0] _port_b_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:195
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:53
@@ -550,15 +562,17 @@ module onic_card (
     wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:204
     wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:204
     wire port_b_hold_fits; // hdlgen/internal/card/build.go:212
-    wire _port_b_hold_wptr_and_2; // hdlgen/internal/card/build.go:214
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:214
     wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:215
     wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire _port_b_hold_rptr_not; // hdlgen/axis/axis.go:90
+    wire port_b_hold_empty; // hdlgen/axis/axis.go:88
+    wire port_b_hold_full; // hdlgen/axis/axis.go:89
+    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:90
     wire port_b_hold_out_ready; // hdlgen/axis/axis.go:90
     wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:91
-    wire _port_b_hold_wptr_and; // hdlgen/axis/axis.go:93
-    wire _port_b_hold_rptr_and; // hdlgen/axis/axis.go:94
-    wire [10:0] _port_b_hold_rptr_mux; // hdlgen/axis/axis.go:100
+    wire port_b_hold_push; // hdlgen/axis/axis.go:93
+    wire port_b_hold_pop; // hdlgen/axis/axis.go:94
+    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:100
     wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:108
     wire port_b_hold_open; // hdlgen/internal/card/build.go:224
     wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:226
@@ -967,8 +981,8 @@ module onic_card (
     assign self_id = {cfg_bus_number, 8'h0};
     assign cq_tlp_ready = cq_merge_ready;
     assign rc_tlp_ready = tags_rc_ready;
-    assign cq_merge_ready = (host_in_out_ready & _host_in_busy_mux_3);
-    assign rc_merge_ready = (host_in_out_ready & _host_in_busy_mux_2);
+    assign cq_merge_ready = (host_in_out_ready & host_in_grant0);
+    assign rc_merge_ready = (host_in_out_ready & host_in_grant1);
     assign req_tags_hdr = rq_slice_data[658:531];
     assign req_tags_data = rq_slice_data[528:17];
     assign req_tags_keep = rq_slice_data[16:1];
@@ -977,20 +991,22 @@ module onic_card (
     assign req_tags_valid = rq_slice_valid;
     assign req_tags_port = rq_slice_data[530:529];
     assign rq_tags_ready = rq_tlp_ready;
-    assign _host_in_busy_eq_2 = host_in_last == 1'h0;
-    assign _host_in_busy_eq = host_in_last == 1'h1;
-    assign _host_in_busy_mux_3 = host_in_busy ? (_host_in_busy_eq_2 & cq_tlp_valid)
-                                 : ((_host_in_busy_eq_2 & cq_tlp_valid & (~tags_cpl_valid))
-                                     | (_host_in_busy_eq & cq_tlp_valid));
-    assign _host_in_busy_mux_2 = host_in_busy ? (_host_in_busy_eq & tags_cpl_valid)
-                                 : ((_host_in_busy_eq_2 & tags_cpl_valid)
-                                     | (_host_in_busy_eq & tags_cpl_valid & (~cq_tlp_valid)));
-    assign _host_in_busy_or = _host_in_busy_mux_3 | _host_in_busy_mux_2;
-    assign _host_in_busy_mux = _host_in_busy_mux_2
-                               ? {tags_cpl_eop, {tags_cpl_hdr, 32'h0}, {1'h0, tags_cpl_port},
-                                  tags_cpl_data, tags_cpl_keep, tags_cpl_sop}
-                               : {cq_tlp_eop, cq_tlp_hdr, cq_tlp_bar, cq_tlp_data, cq_tlp_keep,
-                                  cq_tlp_sop};
+    assign host_in_last_is0 = host_in_last == 1'h0;
+    assign host_in_last_is1 = host_in_last == 1'h1;
+    assign host_in_in0_idle = ~cq_tlp_valid;
+    assign host_in_in1_idle = ~tags_cpl_valid;
+    assign host_in_rr0 = (host_in_last_is0 & cq_tlp_valid & host_in_in1_idle)
+                         | (host_in_last_is1 & cq_tlp_valid);
+    assign host_in_rr1 = (host_in_last_is0 & tags_cpl_valid)
+                         | (host_in_last_is1 & tags_cpl_valid & host_in_in0_idle);
+    assign host_in_grant0 = host_in_busy ? (host_in_last_is0 & cq_tlp_valid) : host_in_rr0;
+    assign host_in_grant1 = host_in_busy ? (host_in_last_is1 & tags_cpl_valid) : host_in_rr1;
+    assign host_in_valid = host_in_grant0 | host_in_grant1;
+    assign host_in_data = host_in_grant1
+                          ? {tags_cpl_eop, {tags_cpl_hdr, 32'h0}, {1'h0, tags_cpl_port},
+                             tags_cpl_data, tags_cpl_keep, tags_cpl_sop}
+                          : {cq_tlp_eop, cq_tlp_hdr, cq_tlp_bar, cq_tlp_data, cq_tlp_keep,
+                             cq_tlp_sop};
     assign host_in_out_ready = (manager_s_host_tlp_ready & _host_in_valid_fenced_not);
     assign port_a_link_state = port_a_link_state_2;
     assign port_b_link_state = port_b_link_state_2;
@@ -1134,11 +1150,10 @@ module onic_card (
             ? 32'hffffffff
             : (port_a_in_deny_source_invalid_total + port_b_in_deny_source_invalid_total);
     assign _host_in_valid_fenced_not = ~register_fence;
-    assign host_in_valid_fenced = _host_in_busy_or & _host_in_valid_fenced_not;
-    assign host_register_write = (_host_in_busy_mux[656:652] == 5'h0)
-                                 & (_host_in_busy_mux[659:658] == 2'h1)
-                                 & (_host_in_busy_mux[531:529] == 3'h0);
-    assign register_fence_up = host_in_valid_fenced & host_in_out_ready & _host_in_busy_mux[660]
+    assign host_in_valid_fenced = host_in_valid & _host_in_valid_fenced_not;
+    assign host_register_write = (host_in_data[656:652] == 5'h0) & (host_in_data[659:658] == 2'h1)
+                                 & (host_in_data[531:529] == 3'h0);
+    assign register_fence_up = host_in_valid_fenced & host_in_out_ready & host_in_data[660]
                                & host_register_write;
     assign port_a_stalled = port_a_egress_stalled;
     assign port_b_stalled = port_b_egress_stalled;
@@ -1159,54 +1174,53 @@ module onic_card (
     assign regs_axil_araddr = regs_m_axil_araddr;
     assign regs_axil_arvalid = regs_m_axil_arvalid;
     assign regs_axil_rready = regs_m_axil_rready;
-    assign m_local_from_manager_ready = (m_local_merge_out_ready & _m_local_merge_busy_mux_4);
-    assign m_local_from_port_a_in_ready = (m_local_merge_out_ready & _m_local_merge_busy_mux_3);
-    assign m_local_from_port_b_in_ready = (m_local_merge_out_ready & _m_local_merge_busy_mux_2);
-    assign _m_local_merge_busy_not_3 = ~port_a_in_m_local_tlp_valid;
-    assign _m_local_merge_busy_not_2 = ~port_b_in_m_local_tlp_valid;
-    assign _m_local_merge_busy_eq_3 = m_local_merge_last == 2'h0;
-    assign _m_local_merge_busy_eq_2 = m_local_merge_last == 2'h1;
-    assign _m_local_merge_busy_eq = m_local_merge_last == 2'h2;
-    assign _m_local_merge_busy_or_4 = (_m_local_merge_busy_eq_3 & manager_m_local_tlp_valid
-                                       & _m_local_merge_busy_not_3 & _m_local_merge_busy_not_2)
-                                      | (_m_local_merge_busy_eq_2 & manager_m_local_tlp_valid
-                                         & _m_local_merge_busy_not_2)
-                                      | (_m_local_merge_busy_eq & manager_m_local_tlp_valid);
-    assign _m_local_merge_busy_not = ~manager_m_local_tlp_valid;
-    assign _m_local_merge_busy_or_3 = (_m_local_merge_busy_eq_3 & port_a_in_m_local_tlp_valid)
-                                      | (_m_local_merge_busy_eq_2 & port_a_in_m_local_tlp_valid
-                                         & _m_local_merge_busy_not_2 & _m_local_merge_busy_not)
-                                      | (_m_local_merge_busy_eq & port_a_in_m_local_tlp_valid
-                                         & _m_local_merge_busy_not);
-    assign _m_local_merge_busy_or_2 = (_m_local_merge_busy_eq_3 & port_b_in_m_local_tlp_valid
-                                       & _m_local_merge_busy_not_3)
-                                      | (_m_local_merge_busy_eq_2 & port_b_in_m_local_tlp_valid)
-                                      | (_m_local_merge_busy_eq & port_b_in_m_local_tlp_valid
-                                         & _m_local_merge_busy_not & _m_local_merge_busy_not_3);
-    assign _m_local_merge_busy_mux_4 = m_local_merge_busy
-                                       ? (_m_local_merge_busy_eq_3 & manager_m_local_tlp_valid)
-                                       : _m_local_merge_busy_or_4;
-    assign _m_local_merge_busy_mux_3 = m_local_merge_busy
-                                       ? (_m_local_merge_busy_eq_2 & port_a_in_m_local_tlp_valid)
-                                       : _m_local_merge_busy_or_3;
-    assign _m_local_merge_busy_mux_2 = m_local_merge_busy
-                                       ? (_m_local_merge_busy_eq & port_b_in_m_local_tlp_valid)
-                                       : _m_local_merge_busy_or_2;
-    assign _m_local_merge_busy_or = _m_local_merge_busy_mux_4 | _m_local_merge_busy_mux_3
-                                    | _m_local_merge_busy_mux_2;
-    assign _m_local_merge_busy_mux = _m_local_merge_busy_mux_2
-                                     ? {port_b_in_m_local_tlp_eop, port_b_in_m_local_tlp_hdr,
-                                        port_b_in_m_local_tlp_data, port_b_in_m_local_tlp_keep,
-                                        port_b_in_m_local_tlp_sop}
-                                     : (_m_local_merge_busy_mux_3
-                                        ? {port_a_in_m_local_tlp_eop, port_a_in_m_local_tlp_hdr,
-                                           port_a_in_m_local_tlp_data, port_a_in_m_local_tlp_keep,
-                                           port_a_in_m_local_tlp_sop}
-                                        : {manager_m_local_tlp_eop, manager_m_local_tlp_hdr,
-                                           manager_m_local_tlp_data, manager_m_local_tlp_keep,
-                                           manager_m_local_tlp_sop});
+    assign m_local_from_manager_ready = (m_local_merge_out_ready & m_local_merge_grant0);
+    assign m_local_from_port_a_in_ready = (m_local_merge_out_ready & m_local_merge_grant1);
+    assign m_local_from_port_b_in_ready = (m_local_merge_out_ready & m_local_merge_grant2);
+    assign m_local_merge_last_is0 = m_local_merge_last == 2'h0;
+    assign m_local_merge_last_is1 = m_local_merge_last == 2'h1;
+    assign m_local_merge_last_is2 = m_local_merge_last == 2'h2;
+    assign m_local_merge_in0_idle = ~manager_m_local_tlp_valid;
+    assign m_local_merge_in1_idle = ~port_a_in_m_local_tlp_valid;
+    assign m_local_merge_in2_idle = ~port_b_in_m_local_tlp_valid;
+    assign m_local_merge_rr0 = (m_local_merge_last_is0 & manager_m_local_tlp_valid
+                                & m_local_merge_in1_idle & m_local_merge_in2_idle)
+                               | (m_local_merge_last_is1 & manager_m_local_tlp_valid
+                                  & m_local_merge_in2_idle)
+                               | (m_local_merge_last_is2 & manager_m_local_tlp_valid);
+    assign m_local_merge_rr1 = (m_local_merge_last_is0 & port_a_in_m_local_tlp_valid)
+                               | (m_local_merge_last_is1 & port_a_in_m_local_tlp_valid
+                                  & m_local_merge_in2_idle & m_local_merge_in0_idle)
+                               | (m_local_merge_last_is2 & port_a_in_m_local_tlp_valid
+                                  & m_local_merge_in0_idle);
+    assign m_local_merge_rr2 = (m_local_merge_last_is0 & port_b_in_m_local_tlp_valid
+                                & m_local_merge_in1_idle)
+                               | (m_local_merge_last_is1 & port_b_in_m_local_tlp_valid)
+                               | (m_local_merge_last_is2 & port_b_in_m_local_tlp_valid
+                                  & m_local_merge_in0_idle & m_local_merge_in1_idle);
+    assign m_local_merge_grant0 = m_local_merge_busy
+                                  ? (m_local_merge_last_is0 & manager_m_local_tlp_valid)
+                                  : m_local_merge_rr0;
+    assign m_local_merge_grant1 = m_local_merge_busy
+                                  ? (m_local_merge_last_is1 & port_a_in_m_local_tlp_valid)
+                                  : m_local_merge_rr1;
+    assign m_local_merge_grant2 = m_local_merge_busy
+                                  ? (m_local_merge_last_is2 & port_b_in_m_local_tlp_valid)
+                                  : m_local_merge_rr2;
+    assign m_local_merge_valid = m_local_merge_grant0 | m_local_merge_grant1 | m_local_merge_grant2;
+    assign m_local_merge_data = m_local_merge_grant2
+                                ? {port_b_in_m_local_tlp_eop, port_b_in_m_local_tlp_hdr,
+                                   port_b_in_m_local_tlp_data, port_b_in_m_local_tlp_keep,
+                                   port_b_in_m_local_tlp_sop}
+                                : (m_local_merge_grant1
+                                   ? {port_a_in_m_local_tlp_eop, port_a_in_m_local_tlp_hdr,
+                                      port_a_in_m_local_tlp_data, port_a_in_m_local_tlp_keep,
+                                      port_a_in_m_local_tlp_sop}
+                                   : {manager_m_local_tlp_eop, manager_m_local_tlp_hdr,
+                                      manager_m_local_tlp_data, manager_m_local_tlp_keep,
+                                      manager_m_local_tlp_sop});
     assign m_local_merge_out_ready = regs_s_tlp_ready;
-    assign regs_cpl_ready = (cc_merge_out_ready & _cc_merge_busy_mux_2);
+    assign regs_cpl_ready = (cc_merge_out_ready & cc_merge_grant2);
     assign ctr_rdata = (_ctr_rdata_or | _ctr_rdata_or_6 | _ctr_rdata_or_5 | _ctr_rdata_or_4
                        | _ctr_rdata_or_3 | _ctr_rdata_or_2);
     assign regs_m_slot_axil_awready = (_regs_m_slot_axil_awready_or
@@ -1222,47 +1236,55 @@ module onic_card (
                                      | (_no_slot_axil_rvalid_not_2 ? no_slot_axil_rvalid : 1'h0));
     assign regs_m_slot_axil_rdata = _regs_m_slot_axil_rdata_or;
     assign regs_m_slot_axil_rresp = _regs_m_slot_axil_rresp_or;
-    assign local_busy = regs_busy | _m_local_merge_busy_or | manager_m_local_tlp_valid
+    assign local_busy = regs_busy | m_local_merge_valid | manager_m_local_tlp_valid
                         | port_a_in_m_local_tlp_valid | port_b_in_m_local_tlp_valid;
     assign m_kernel_from_manager_ready = _m_kernel_from_manager_ready_or;
     assign m_kernel_from_port_a_in_ready = _m_kernel_from_port_a_in_ready_or;
     assign m_kernel_from_port_b_in_ready = _m_kernel_from_port_b_in_ready_or;
-    assign _slot0_eq_3 = manager_m_kernel_slot == 8'h0;
+    assign kernel_demux_host_to0 = manager_m_kernel_slot == 8'h0;
     assign kernel_demux_host_ready0 = slot0_s_host_tlp_ready;
-    assign _slot1_eq_3 = manager_m_kernel_slot == 8'h1;
+    assign kernel_demux_host_to1 = manager_m_kernel_slot == 8'h1;
     assign kernel_demux_host_ready1 = slot1_s_host_tlp_ready;
-    assign _slot2_eq_3 = manager_m_kernel_slot == 8'h2;
+    assign kernel_demux_host_to2 = manager_m_kernel_slot == 8'h2;
     assign kernel_demux_host_ready2 = slot2_s_host_tlp_ready;
-    assign _slot3_eq_3 = manager_m_kernel_slot == 8'h3;
+    assign kernel_demux_host_to3 = manager_m_kernel_slot == 8'h3;
     assign kernel_demux_host_ready3 = slot3_s_host_tlp_ready;
-    assign _m_kernel_from_manager_ready_or = (_slot0_eq_3 & kernel_demux_host_ready0)
-                                             | (_slot1_eq_3 & kernel_demux_host_ready1)
-                                             | (_slot2_eq_3 & kernel_demux_host_ready2)
-                                             | (_slot3_eq_3 & kernel_demux_host_ready3);
-    assign _slot0_eq_2 = port_a_in_m_kernel_slot == 8'h0;
+    assign _m_kernel_from_manager_ready_or = (kernel_demux_host_to0 & kernel_demux_host_ready0)
+                                             | (kernel_demux_host_to1 & kernel_demux_host_ready1)
+                                             | (kernel_demux_host_to2 & kernel_demux_host_ready2)
+                                             | (kernel_demux_host_to3 & kernel_demux_host_ready3);
+    assign kernel_demux_port_a_to0 = port_a_in_m_kernel_slot == 8'h0;
     assign kernel_demux_port_a_ready0 = slot0_s_port_a_tlp_ready;
-    assign _slot1_eq_2 = port_a_in_m_kernel_slot == 8'h1;
+    assign kernel_demux_port_a_to1 = port_a_in_m_kernel_slot == 8'h1;
     assign kernel_demux_port_a_ready1 = slot1_s_port_a_tlp_ready;
-    assign _slot2_eq_2 = port_a_in_m_kernel_slot == 8'h2;
+    assign kernel_demux_port_a_to2 = port_a_in_m_kernel_slot == 8'h2;
     assign kernel_demux_port_a_ready2 = slot2_s_port_a_tlp_ready;
-    assign _slot3_eq_2 = port_a_in_m_kernel_slot == 8'h3;
+    assign kernel_demux_port_a_to3 = port_a_in_m_kernel_slot == 8'h3;
     assign kernel_demux_port_a_ready3 = slot3_s_port_a_tlp_ready;
-    assign _m_kernel_from_port_a_in_ready_or = (_slot0_eq_2 & kernel_demux_port_a_ready0)
-                                               | (_slot1_eq_2 & kernel_demux_port_a_ready1)
-                                               | (_slot2_eq_2 & kernel_demux_port_a_ready2)
-                                               | (_slot3_eq_2 & kernel_demux_port_a_ready3);
-    assign _slot0_eq = port_b_in_m_kernel_slot == 8'h0;
+    assign _m_kernel_from_port_a_in_ready_or = (kernel_demux_port_a_to0
+                                                & kernel_demux_port_a_ready0)
+                                               | (kernel_demux_port_a_to1
+                                                  & kernel_demux_port_a_ready1)
+                                               | (kernel_demux_port_a_to2
+                                                  & kernel_demux_port_a_ready2)
+                                               | (kernel_demux_port_a_to3
+                                                  & kernel_demux_port_a_ready3);
+    assign kernel_demux_port_b_to0 = port_b_in_m_kernel_slot == 8'h0;
     assign kernel_demux_port_b_ready0 = slot0_s_port_b_tlp_ready;
-    assign _slot1_eq = port_b_in_m_kernel_slot == 8'h1;
+    assign kernel_demux_port_b_to1 = port_b_in_m_kernel_slot == 8'h1;
     assign kernel_demux_port_b_ready1 = slot1_s_port_b_tlp_ready;
-    assign _slot2_eq = port_b_in_m_kernel_slot == 8'h2;
+    assign kernel_demux_port_b_to2 = port_b_in_m_kernel_slot == 8'h2;
     assign kernel_demux_port_b_ready2 = slot2_s_port_b_tlp_ready;
-    assign _slot3_eq = port_b_in_m_kernel_slot == 8'h3;
+    assign kernel_demux_port_b_to3 = port_b_in_m_kernel_slot == 8'h3;
     assign kernel_demux_port_b_ready3 = slot3_s_port_b_tlp_ready;
-    assign _m_kernel_from_port_b_in_ready_or = (_slot0_eq & kernel_demux_port_b_ready0)
-                                               | (_slot1_eq & kernel_demux_port_b_ready1)
-                                               | (_slot2_eq & kernel_demux_port_b_ready2)
-                                               | (_slot3_eq & kernel_demux_port_b_ready3);
+    assign _m_kernel_from_port_b_in_ready_or = (kernel_demux_port_b_to0
+                                                & kernel_demux_port_b_ready0)
+                                               | (kernel_demux_port_b_to1
+                                                  & kernel_demux_port_b_ready1)
+                                               | (kernel_demux_port_b_to2
+                                                  & kernel_demux_port_b_ready2)
+                                               | (kernel_demux_port_b_to3
+                                                  & kernel_demux_port_b_ready3);
     assign _slot0_ltu_2 = regs_m_slot_axil_awaddr < 16'h3000;
     assign _slot0_and_2 = (~(regs_m_slot_axil_awaddr < 16'h1000)) & _slot0_ltu_2;
     assign _slot0_ltu = regs_m_slot_axil_araddr < 16'h3000;
@@ -1270,23 +1292,23 @@ module onic_card (
     assign _slot0_concat_2 = {(~regs_m_slot_axil_awaddr[12]), regs_m_slot_axil_awaddr[11:0]};
     assign _slot0_concat = {(~regs_m_slot_axil_araddr[12]), regs_m_slot_axil_araddr[11:0]};
     assign slot0_out_ready = slot0_to_egress_ready;
-    assign slot0_to_egress_ready = (rq_merge_out_ready & _rq_merge_busy_mux_6);
+    assign slot0_to_egress_ready = (rq_merge_out_ready & rq_merge_grant1);
     assign _slot1_ltu_2 = regs_m_slot_axil_awaddr < 16'h5000;
     assign _slot1_and_2 = (~_slot0_ltu_2) & _slot1_ltu_2;
     assign _slot1_ltu = regs_m_slot_axil_araddr < 16'h5000;
     assign _slot1_and = (~_slot0_ltu) & _slot1_ltu;
     assign slot1_out_ready = slot1_to_egress_ready;
-    assign slot1_to_egress_ready = (rq_merge_out_ready & _rq_merge_busy_mux_5);
+    assign slot1_to_egress_ready = (rq_merge_out_ready & rq_merge_grant2);
     assign _slot2_ltu_2 = regs_m_slot_axil_awaddr < 16'h7000;
     assign _slot2_and_2 = (~_slot1_ltu_2) & _slot2_ltu_2;
     assign _slot2_ltu = regs_m_slot_axil_araddr < 16'h7000;
     assign _slot2_and = (~_slot1_ltu) & _slot2_ltu;
     assign slot2_out_ready = slot2_to_egress_ready;
-    assign slot2_to_egress_ready = (rq_merge_out_ready & _rq_merge_busy_mux_4);
+    assign slot2_to_egress_ready = (rq_merge_out_ready & rq_merge_grant3);
     assign _slot3_and_2 = (~_slot2_ltu_2) & (regs_m_slot_axil_awaddr < 16'h8000);
     assign _slot3_and = (~_slot2_ltu) & (regs_m_slot_axil_araddr < 16'h8000);
     assign slot3_out_ready = slot3_to_egress_ready;
-    assign slot3_to_egress_ready = (rq_merge_out_ready & _rq_merge_busy_mux_3);
+    assign slot3_to_egress_ready = (rq_merge_out_ready & rq_merge_grant4);
     assign _no_slot_axil_bvalid_not = ~(_slot0_and_2 | _slot1_and_2 | _slot2_and_2 | _slot3_and_2);
     assign _no_slot_axil_rvalid_not_2 = ~(_slot0_and | _slot1_and | _slot2_and | _slot3_and);
     assign _no_slot_axil_bvalid_and = regs_m_slot_axil_awvalid & _no_slot_axil_bvalid_not
@@ -1327,232 +1349,224 @@ module onic_card (
                                         | (_slot1_and ? slot1_s_axil_rresp : 2'h0)
                                         | (_slot2_and ? slot2_s_axil_rresp : 2'h0)
                                         | (_slot3_and ? slot3_s_axil_rresp : 2'h0);
-    assign m_host_from_port_a_in_ready = (to_host_merge_out_ready & _to_host_merge_busy_mux_3);
-    assign m_host_from_port_b_in_ready = (to_host_merge_out_ready & _to_host_merge_busy_mux_2);
-    assign _to_host_merge_busy_eq_2 = to_host_merge_last == 1'h0;
-    assign _to_host_merge_busy_eq = to_host_merge_last == 1'h1;
-    assign _to_host_merge_busy_mux_3 = to_host_merge_busy
-                                       ? (_to_host_merge_busy_eq_2 & port_a_in_m_host_tlp_valid)
-                                       : ((_to_host_merge_busy_eq_2 & port_a_in_m_host_tlp_valid
-                                           & (~port_b_in_m_host_tlp_valid))
-                                           | (_to_host_merge_busy_eq & port_a_in_m_host_tlp_valid));
-    assign _to_host_merge_busy_mux_2 = to_host_merge_busy
-                                       ? (_to_host_merge_busy_eq & port_b_in_m_host_tlp_valid)
-                                       : ((_to_host_merge_busy_eq_2 & port_b_in_m_host_tlp_valid)
-                                           | (_to_host_merge_busy_eq & port_b_in_m_host_tlp_valid
-                                              & (~port_a_in_m_host_tlp_valid)));
-    assign _to_host_merge_busy_or = _to_host_merge_busy_mux_3 | _to_host_merge_busy_mux_2;
-    assign _to_host_merge_busy_mux = _to_host_merge_busy_mux_2
-                                     ? {port_b_in_m_host_tlp_eop, port_b_in_m_host_tlp_hdr, 2'h2,
-                                        port_b_in_m_host_tlp_data, port_b_in_m_host_tlp_keep,
-                                        port_b_in_m_host_tlp_sop}
-                                     : {port_a_in_m_host_tlp_eop, port_a_in_m_host_tlp_hdr, 2'h1,
-                                        port_a_in_m_host_tlp_data, port_a_in_m_host_tlp_keep,
-                                        port_a_in_m_host_tlp_sop};
+    assign m_host_from_port_a_in_ready = (to_host_merge_out_ready & to_host_merge_grant0);
+    assign m_host_from_port_b_in_ready = (to_host_merge_out_ready & to_host_merge_grant1);
+    assign to_host_merge_last_is0 = to_host_merge_last == 1'h0;
+    assign to_host_merge_last_is1 = to_host_merge_last == 1'h1;
+    assign to_host_merge_in0_idle = ~port_a_in_m_host_tlp_valid;
+    assign to_host_merge_in1_idle = ~port_b_in_m_host_tlp_valid;
+    assign to_host_merge_rr0 = (to_host_merge_last_is0 & port_a_in_m_host_tlp_valid
+                                & to_host_merge_in1_idle)
+                               | (to_host_merge_last_is1 & port_a_in_m_host_tlp_valid);
+    assign to_host_merge_rr1 = (to_host_merge_last_is0 & port_b_in_m_host_tlp_valid)
+                               | (to_host_merge_last_is1 & port_b_in_m_host_tlp_valid
+                                  & to_host_merge_in0_idle);
+    assign to_host_merge_grant0 = to_host_merge_busy
+                                  ? (to_host_merge_last_is0 & port_a_in_m_host_tlp_valid)
+                                  : to_host_merge_rr0;
+    assign to_host_merge_grant1 = to_host_merge_busy
+                                  ? (to_host_merge_last_is1 & port_b_in_m_host_tlp_valid)
+                                  : to_host_merge_rr1;
+    assign to_host_merge_valid = to_host_merge_grant0 | to_host_merge_grant1;
+    assign to_host_merge_data = to_host_merge_grant1
+                                ? {port_b_in_m_host_tlp_eop, port_b_in_m_host_tlp_hdr, 2'h2,
+                                   port_b_in_m_host_tlp_data, port_b_in_m_host_tlp_keep,
+                                   port_b_in_m_host_tlp_sop}
+                                : {port_a_in_m_host_tlp_eop, port_a_in_m_host_tlp_hdr, 2'h1,
+                                   port_a_in_m_host_tlp_data, port_a_in_m_host_tlp_keep,
+                                   port_a_in_m_host_tlp_sop};
     assign to_host_merge_out_ready = to_host_slice_skid_empty;
-    assign _to_host_slice_skid_data_concat = {_to_host_merge_busy_mux};
-    assign to_host_slice_out_ready = ((_rq_merge_busy_eq_6 & to_host_ready0)
-                                     | (_cc_merge_busy_eq_4 & to_host_ready1));
+    assign _to_host_slice_skid_data_concat = {to_host_merge_data};
+    assign to_host_slice_out_ready = ((to_host_to0 & to_host_ready0)
+                                     | (to_host_to1 & to_host_ready1));
     assign to_host_slice_skid_empty = ~to_host_slice_skid_valid;
     assign to_host_slice_load = to_host_slice_out_ready | (~to_host_slice_valid);
-    assign to_host_slice_pending = to_host_slice_skid_valid | _to_host_merge_busy_or;
+    assign to_host_slice_pending = to_host_slice_skid_valid | to_host_merge_valid;
     assign to_host_hdr_completion = to_host_slice_data[655:652] == 4'h5;
-    assign _rq_merge_busy_eq_6 = to_host_hdr_completion == 1'h0;
-    assign _rq_merge_busy_and = to_host_slice_valid & _rq_merge_busy_eq_6;
-    assign to_host_ready0 = (rq_merge_out_ready & _rq_merge_busy_mux_7);
-    assign _cc_merge_busy_eq_4 = to_host_hdr_completion == 1'h1;
-    assign _cc_merge_busy_and = to_host_slice_valid & _cc_merge_busy_eq_4;
-    assign to_host_ready1 = (cc_merge_out_ready & _cc_merge_busy_mux_3);
-    assign _rq_merge_busy_not_5 = ~slot0_m_tlp_valid;
-    assign _rq_merge_busy_not_4 = ~slot1_m_tlp_valid;
-    assign _rq_merge_busy_not_3 = ~slot2_m_tlp_valid;
-    assign _rq_merge_busy_not_2 = ~slot3_m_tlp_valid;
-    assign _rq_merge_busy_eq_5 = rq_merge_last == 3'h0;
-    assign _rq_merge_busy_eq_4 = rq_merge_last == 3'h1;
-    assign _rq_merge_busy_or_11 = (_rq_merge_busy_eq_5 & _rq_merge_busy_and & _rq_merge_busy_not_5
-                                   & _rq_merge_busy_not_4 & _rq_merge_busy_not_3
-                                   & _rq_merge_busy_not_2)
-                                  | (_rq_merge_busy_eq_4 & _rq_merge_busy_and & _rq_merge_busy_not_4
-                                     & _rq_merge_busy_not_3 & _rq_merge_busy_not_2);
-    assign _rq_merge_busy_eq_3 = rq_merge_last == 3'h2;
-    assign _rq_merge_busy_eq_2 = rq_merge_last == 3'h3;
-    assign _rq_merge_busy_or_10 = _rq_merge_busy_or_11
-                                  | (_rq_merge_busy_eq_3 & _rq_merge_busy_and & _rq_merge_busy_not_3
-                                     & _rq_merge_busy_not_2)
-                                  | (_rq_merge_busy_eq_2 & _rq_merge_busy_and
-                                     & _rq_merge_busy_not_2);
-    assign _rq_merge_busy_eq = rq_merge_last == 3'h4;
-    assign _rq_merge_busy_not = ~_rq_merge_busy_and;
-    assign _rq_merge_busy_or_9 = (_rq_merge_busy_eq_5 & slot0_m_tlp_valid)
-                                 | (_rq_merge_busy_eq_4 & slot0_m_tlp_valid & _rq_merge_busy_not_4
-                                    & _rq_merge_busy_not_3 & _rq_merge_busy_not_2
-                                    & _rq_merge_busy_not);
-    assign _rq_merge_busy_or_8 = _rq_merge_busy_or_9
-                                 | (_rq_merge_busy_eq_3 & slot0_m_tlp_valid & _rq_merge_busy_not_3
-                                    & _rq_merge_busy_not_2 & _rq_merge_busy_not)
-                                 | (_rq_merge_busy_eq_2 & slot0_m_tlp_valid & _rq_merge_busy_not_2
-                                    & _rq_merge_busy_not);
-    assign _rq_merge_busy_or_7 = (_rq_merge_busy_eq_5 & slot1_m_tlp_valid & _rq_merge_busy_not_5)
-                                 | (_rq_merge_busy_eq_4 & slot1_m_tlp_valid)
-                                 | (_rq_merge_busy_eq_3 & slot1_m_tlp_valid & _rq_merge_busy_not_3
-                                    & _rq_merge_busy_not_2 & _rq_merge_busy_not
-                                    & _rq_merge_busy_not_5);
-    assign _rq_merge_busy_or_6 = _rq_merge_busy_or_7
-                                 | (_rq_merge_busy_eq_2 & slot1_m_tlp_valid & _rq_merge_busy_not_2
-                                    & _rq_merge_busy_not & _rq_merge_busy_not_5)
-                                 | (_rq_merge_busy_eq & slot1_m_tlp_valid & _rq_merge_busy_not
-                                    & _rq_merge_busy_not_5);
-    assign _rq_merge_busy_or_5 = (_rq_merge_busy_eq_5 & slot2_m_tlp_valid & _rq_merge_busy_not_5
-                                  & _rq_merge_busy_not_4)
-                                 | (_rq_merge_busy_eq_4 & slot2_m_tlp_valid & _rq_merge_busy_not_4)
-                                 | (_rq_merge_busy_eq_3 & slot2_m_tlp_valid);
-    assign _rq_merge_busy_or_4 = _rq_merge_busy_or_5
-                                 | (_rq_merge_busy_eq_2 & slot2_m_tlp_valid & _rq_merge_busy_not_2
-                                    & _rq_merge_busy_not & _rq_merge_busy_not_5
-                                    & _rq_merge_busy_not_4)
-                                 | (_rq_merge_busy_eq & slot2_m_tlp_valid & _rq_merge_busy_not
-                                    & _rq_merge_busy_not_5 & _rq_merge_busy_not_4);
-    assign _rq_merge_busy_or_3 = (_rq_merge_busy_eq_5 & slot3_m_tlp_valid & _rq_merge_busy_not_5
-                                  & _rq_merge_busy_not_4 & _rq_merge_busy_not_3)
-                                 | (_rq_merge_busy_eq_4 & slot3_m_tlp_valid & _rq_merge_busy_not_4
-                                    & _rq_merge_busy_not_3);
-    assign _rq_merge_busy_or_2 = _rq_merge_busy_or_3
-                                 | (_rq_merge_busy_eq_3 & slot3_m_tlp_valid & _rq_merge_busy_not_3)
-                                 | (_rq_merge_busy_eq_2 & slot3_m_tlp_valid)
-                                 | (_rq_merge_busy_eq & slot3_m_tlp_valid & _rq_merge_busy_not
-                                    & _rq_merge_busy_not_5 & _rq_merge_busy_not_4
-                                    & _rq_merge_busy_not_3);
-    assign _rq_merge_busy_mux_7 = rq_merge_busy ? (_rq_merge_busy_eq_5 & _rq_merge_busy_and)
-                                  : (_rq_merge_busy_or_10
-                                     | (_rq_merge_busy_eq & _rq_merge_busy_and));
-    assign _rq_merge_busy_mux_6 = rq_merge_busy ? (_rq_merge_busy_eq_4 & slot0_m_tlp_valid)
-                                  : (_rq_merge_busy_or_8
-                                     | (_rq_merge_busy_eq & slot0_m_tlp_valid
-                                        & _rq_merge_busy_not));
-    assign _rq_merge_busy_mux_5 = rq_merge_busy ? (_rq_merge_busy_eq_3 & slot1_m_tlp_valid)
-                                  : _rq_merge_busy_or_6;
-    assign _rq_merge_busy_mux_4 = rq_merge_busy ? (_rq_merge_busy_eq_2 & slot2_m_tlp_valid)
-                                  : _rq_merge_busy_or_4;
-    assign _rq_merge_busy_mux_3 = rq_merge_busy ? (_rq_merge_busy_eq & slot3_m_tlp_valid)
-                                  : _rq_merge_busy_or_2;
-    assign _rq_merge_busy_mux_2 = _rq_merge_busy_mux_4
-                                  ? {slot2_m_tlp_eop, slot2_m_tlp_hdr, 2'h0, slot2_m_tlp_data,
-                                     slot2_m_tlp_keep, slot2_m_tlp_sop}
-                                  : (_rq_merge_busy_mux_5
-                                     ? {slot1_m_tlp_eop, slot1_m_tlp_hdr, 2'h0, slot1_m_tlp_data,
-                                        slot1_m_tlp_keep, slot1_m_tlp_sop}
-                                     : (_rq_merge_busy_mux_6
-                                        ? {slot0_m_tlp_eop, slot0_m_tlp_hdr, 2'h0, slot0_m_tlp_data,
-                                           slot0_m_tlp_keep, slot0_m_tlp_sop}
-                                        : {to_host_slice_data}));
-    assign _rq_merge_busy_or = _rq_merge_busy_mux_7 | _rq_merge_busy_mux_6 | _rq_merge_busy_mux_5
-                               | _rq_merge_busy_mux_4 | _rq_merge_busy_mux_3;
-    assign _rq_merge_busy_mux = _rq_merge_busy_mux_3
-                                ? {slot3_m_tlp_eop, slot3_m_tlp_hdr, 2'h0, slot3_m_tlp_data,
-                                   slot3_m_tlp_keep, slot3_m_tlp_sop}
-                                : _rq_merge_busy_mux_2;
+    assign to_host_to0 = to_host_hdr_completion == 1'h0;
+    assign _rq_merge_in0_idle_and = to_host_slice_valid & to_host_to0;
+    assign to_host_ready0 = (rq_merge_out_ready & rq_merge_grant0);
+    assign to_host_to1 = to_host_hdr_completion == 1'h1;
+    assign _cc_merge_in1_idle_and = to_host_slice_valid & to_host_to1;
+    assign to_host_ready1 = (cc_merge_out_ready & cc_merge_grant1);
+    assign rq_merge_last_is0 = rq_merge_last == 3'h0;
+    assign rq_merge_last_is1 = rq_merge_last == 3'h1;
+    assign rq_merge_last_is2 = rq_merge_last == 3'h2;
+    assign rq_merge_last_is3 = rq_merge_last == 3'h3;
+    assign rq_merge_last_is4 = rq_merge_last == 3'h4;
+    assign rq_merge_in0_idle = ~_rq_merge_in0_idle_and;
+    assign rq_merge_in1_idle = ~slot0_m_tlp_valid;
+    assign rq_merge_in2_idle = ~slot1_m_tlp_valid;
+    assign rq_merge_in3_idle = ~slot2_m_tlp_valid;
+    assign rq_merge_in4_idle = ~slot3_m_tlp_valid;
+    assign _rq_merge_rr0_or_2 = (rq_merge_last_is0 & _rq_merge_in0_idle_and & rq_merge_in1_idle
+                                 & rq_merge_in2_idle & rq_merge_in3_idle & rq_merge_in4_idle)
+                                | (rq_merge_last_is1 & _rq_merge_in0_idle_and & rq_merge_in2_idle
+                                   & rq_merge_in3_idle & rq_merge_in4_idle);
+    assign _rq_merge_rr0_or = _rq_merge_rr0_or_2
+                              | (rq_merge_last_is2 & _rq_merge_in0_idle_and & rq_merge_in3_idle
+                                 & rq_merge_in4_idle)
+                              | (rq_merge_last_is3 & _rq_merge_in0_idle_and & rq_merge_in4_idle);
+    assign rq_merge_rr0 = _rq_merge_rr0_or | (rq_merge_last_is4 & _rq_merge_in0_idle_and);
+    assign _rq_merge_rr1_or_2 = (rq_merge_last_is0 & slot0_m_tlp_valid)
+                                | (rq_merge_last_is1 & slot0_m_tlp_valid & rq_merge_in2_idle
+                                   & rq_merge_in3_idle & rq_merge_in4_idle & rq_merge_in0_idle);
+    assign _rq_merge_rr1_or = _rq_merge_rr1_or_2
+                              | (rq_merge_last_is2 & slot0_m_tlp_valid & rq_merge_in3_idle
+                                 & rq_merge_in4_idle & rq_merge_in0_idle)
+                              | (rq_merge_last_is3 & slot0_m_tlp_valid & rq_merge_in4_idle
+                                 & rq_merge_in0_idle);
+    assign rq_merge_rr1 = _rq_merge_rr1_or
+                          | (rq_merge_last_is4 & slot0_m_tlp_valid & rq_merge_in0_idle);
+    assign _rq_merge_rr2_or = (rq_merge_last_is0 & slot1_m_tlp_valid & rq_merge_in1_idle)
+                              | (rq_merge_last_is1 & slot1_m_tlp_valid)
+                              | (rq_merge_last_is2 & slot1_m_tlp_valid & rq_merge_in3_idle
+                                 & rq_merge_in4_idle & rq_merge_in0_idle & rq_merge_in1_idle);
+    assign rq_merge_rr2 = _rq_merge_rr2_or
+                          | (rq_merge_last_is3 & slot1_m_tlp_valid & rq_merge_in4_idle
+                             & rq_merge_in0_idle & rq_merge_in1_idle)
+                          | (rq_merge_last_is4 & slot1_m_tlp_valid & rq_merge_in0_idle
+                             & rq_merge_in1_idle);
+    assign _rq_merge_rr3_or = (rq_merge_last_is0 & slot2_m_tlp_valid & rq_merge_in1_idle
+                               & rq_merge_in2_idle)
+                              | (rq_merge_last_is1 & slot2_m_tlp_valid & rq_merge_in2_idle)
+                              | (rq_merge_last_is2 & slot2_m_tlp_valid);
+    assign rq_merge_rr3 = _rq_merge_rr3_or
+                          | (rq_merge_last_is3 & slot2_m_tlp_valid & rq_merge_in4_idle
+                             & rq_merge_in0_idle & rq_merge_in1_idle & rq_merge_in2_idle)
+                          | (rq_merge_last_is4 & slot2_m_tlp_valid & rq_merge_in0_idle
+                             & rq_merge_in1_idle & rq_merge_in2_idle);
+    assign _rq_merge_rr4_or = (rq_merge_last_is0 & slot3_m_tlp_valid & rq_merge_in1_idle
+                               & rq_merge_in2_idle & rq_merge_in3_idle)
+                              | (rq_merge_last_is1 & slot3_m_tlp_valid & rq_merge_in2_idle
+                                 & rq_merge_in3_idle);
+    assign rq_merge_rr4 = _rq_merge_rr4_or
+                          | (rq_merge_last_is2 & slot3_m_tlp_valid & rq_merge_in3_idle)
+                          | (rq_merge_last_is3 & slot3_m_tlp_valid)
+                          | (rq_merge_last_is4 & slot3_m_tlp_valid & rq_merge_in0_idle
+                             & rq_merge_in1_idle & rq_merge_in2_idle & rq_merge_in3_idle);
+    assign rq_merge_grant0 = rq_merge_busy ? (rq_merge_last_is0 & _rq_merge_in0_idle_and)
+                             : rq_merge_rr0;
+    assign rq_merge_grant1 = rq_merge_busy ? (rq_merge_last_is1 & slot0_m_tlp_valid) : rq_merge_rr1;
+    assign rq_merge_grant2 = rq_merge_busy ? (rq_merge_last_is2 & slot1_m_tlp_valid) : rq_merge_rr2;
+    assign rq_merge_grant3 = rq_merge_busy ? (rq_merge_last_is3 & slot2_m_tlp_valid) : rq_merge_rr3;
+    assign rq_merge_grant4 = rq_merge_busy ? (rq_merge_last_is4 & slot3_m_tlp_valid) : rq_merge_rr4;
+    assign _rq_merge_data_mux = rq_merge_grant3
+                                ? {slot2_m_tlp_eop, slot2_m_tlp_hdr, 2'h0, slot2_m_tlp_data,
+                                   slot2_m_tlp_keep, slot2_m_tlp_sop}
+                                : (rq_merge_grant2
+                                   ? {slot1_m_tlp_eop, slot1_m_tlp_hdr, 2'h0, slot1_m_tlp_data,
+                                      slot1_m_tlp_keep, slot1_m_tlp_sop}
+                                   : (rq_merge_grant1
+                                      ? {slot0_m_tlp_eop, slot0_m_tlp_hdr, 2'h0, slot0_m_tlp_data,
+                                         slot0_m_tlp_keep, slot0_m_tlp_sop}
+                                      : {to_host_slice_data}));
+    assign rq_merge_valid = rq_merge_grant0 | rq_merge_grant1 | rq_merge_grant2 | rq_merge_grant3
+                            | rq_merge_grant4;
+    assign rq_merge_data = rq_merge_grant4
+                           ? {slot3_m_tlp_eop, slot3_m_tlp_hdr, 2'h0, slot3_m_tlp_data,
+                              slot3_m_tlp_keep, slot3_m_tlp_sop}
+                           : _rq_merge_data_mux;
     assign rq_merge_out_ready = rq_slice_skid_empty;
-    assign _rq_slice_skid_data_concat = {_rq_merge_busy_mux};
+    assign _rq_slice_skid_data_concat = {rq_merge_data};
     assign rq_slice_out_ready = tags_req_ready;
     assign rq_slice_skid_empty = ~rq_slice_skid_valid;
     assign rq_slice_load = rq_slice_out_ready | (~rq_slice_valid);
-    assign rq_slice_pending = rq_slice_skid_valid | _rq_merge_busy_or;
-    assign m_cpl_from_manager_ready = (cc_merge_out_ready & _cc_merge_busy_mux_4);
-    assign _cc_merge_busy_not_3 = ~_cc_merge_busy_and;
-    assign _cc_merge_busy_not_2 = ~regs_m_cpl_tlp_valid;
-    assign _cc_merge_busy_eq_3 = cc_merge_last == 2'h0;
-    assign _cc_merge_busy_eq_2 = cc_merge_last == 2'h1;
-    assign _cc_merge_busy_eq = cc_merge_last == 2'h2;
-    assign _cc_merge_busy_or_4 = (_cc_merge_busy_eq_3 & manager_m_cpl_tlp_valid
-                                  & _cc_merge_busy_not_3 & _cc_merge_busy_not_2)
-                                 | (_cc_merge_busy_eq_2 & manager_m_cpl_tlp_valid
-                                    & _cc_merge_busy_not_2)
-                                 | (_cc_merge_busy_eq & manager_m_cpl_tlp_valid);
-    assign _cc_merge_busy_not = ~manager_m_cpl_tlp_valid;
-    assign _cc_merge_busy_or_3 = (_cc_merge_busy_eq_3 & _cc_merge_busy_and)
-                                 | (_cc_merge_busy_eq_2 & _cc_merge_busy_and & _cc_merge_busy_not_2
-                                    & _cc_merge_busy_not)
-                                 | (_cc_merge_busy_eq & _cc_merge_busy_and & _cc_merge_busy_not);
-    assign _cc_merge_busy_or_2 = (_cc_merge_busy_eq_3 & regs_m_cpl_tlp_valid & _cc_merge_busy_not_3)
-                                 | (_cc_merge_busy_eq_2 & regs_m_cpl_tlp_valid)
-                                 | (_cc_merge_busy_eq & regs_m_cpl_tlp_valid & _cc_merge_busy_not
-                                    & _cc_merge_busy_not_3);
-    assign _cc_merge_busy_mux_4 = cc_merge_busy ? (_cc_merge_busy_eq_3 & manager_m_cpl_tlp_valid)
-                                  : _cc_merge_busy_or_4;
-    assign _cc_merge_busy_mux_3 = cc_merge_busy ? (_cc_merge_busy_eq_2 & _cc_merge_busy_and)
-                                  : _cc_merge_busy_or_3;
-    assign _cc_merge_busy_mux_2 = cc_merge_busy ? (_cc_merge_busy_eq & regs_m_cpl_tlp_valid)
-                                  : _cc_merge_busy_or_2;
-    assign _cc_merge_busy_or = _cc_merge_busy_mux_4 | _cc_merge_busy_mux_3 | _cc_merge_busy_mux_2;
-    assign _cc_merge_busy_mux = _cc_merge_busy_mux_2
-                                ? {regs_m_cpl_tlp_eop, regs_m_cpl_tlp_hdr, regs_m_cpl_tlp_data,
-                                   regs_m_cpl_tlp_keep, regs_m_cpl_tlp_sop}
-                                : (_cc_merge_busy_mux_3
-                                   ? {to_host_slice_data[659:563], to_host_slice_data[528:0]}
-                                   : {1'h1, manager_m_cpl_tlp_hdr, 512'h0, 16'h0, 1'h1});
+    assign rq_slice_pending = rq_slice_skid_valid | rq_merge_valid;
+    assign m_cpl_from_manager_ready = (cc_merge_out_ready & cc_merge_grant0);
+    assign cc_merge_last_is0 = cc_merge_last == 2'h0;
+    assign cc_merge_last_is1 = cc_merge_last == 2'h1;
+    assign cc_merge_last_is2 = cc_merge_last == 2'h2;
+    assign cc_merge_in0_idle = ~manager_m_cpl_tlp_valid;
+    assign cc_merge_in1_idle = ~_cc_merge_in1_idle_and;
+    assign cc_merge_in2_idle = ~regs_m_cpl_tlp_valid;
+    assign cc_merge_rr0 = (cc_merge_last_is0 & manager_m_cpl_tlp_valid & cc_merge_in1_idle
+                           & cc_merge_in2_idle)
+                          | (cc_merge_last_is1 & manager_m_cpl_tlp_valid & cc_merge_in2_idle)
+                          | (cc_merge_last_is2 & manager_m_cpl_tlp_valid);
+    assign cc_merge_rr1 = (cc_merge_last_is0 & _cc_merge_in1_idle_and)
+                          | (cc_merge_last_is1 & _cc_merge_in1_idle_and & cc_merge_in2_idle
+                             & cc_merge_in0_idle)
+                          | (cc_merge_last_is2 & _cc_merge_in1_idle_and & cc_merge_in0_idle);
+    assign cc_merge_rr2 = (cc_merge_last_is0 & regs_m_cpl_tlp_valid & cc_merge_in1_idle)
+                          | (cc_merge_last_is1 & regs_m_cpl_tlp_valid)
+                          | (cc_merge_last_is2 & regs_m_cpl_tlp_valid & cc_merge_in0_idle
+                             & cc_merge_in1_idle);
+    assign cc_merge_grant0 = cc_merge_busy ? (cc_merge_last_is0 & manager_m_cpl_tlp_valid)
+                             : cc_merge_rr0;
+    assign cc_merge_grant1 = cc_merge_busy ? (cc_merge_last_is1 & _cc_merge_in1_idle_and)
+                             : cc_merge_rr1;
+    assign cc_merge_grant2 = cc_merge_busy ? (cc_merge_last_is2 & regs_m_cpl_tlp_valid)
+                             : cc_merge_rr2;
+    assign cc_merge_valid = cc_merge_grant0 | cc_merge_grant1 | cc_merge_grant2;
+    assign cc_merge_data = cc_merge_grant2
+                           ? {regs_m_cpl_tlp_eop, regs_m_cpl_tlp_hdr, regs_m_cpl_tlp_data,
+                              regs_m_cpl_tlp_keep, regs_m_cpl_tlp_sop}
+                           : (cc_merge_grant1
+                              ? {to_host_slice_data[659:563], to_host_slice_data[528:0]}
+                              : {1'h1, manager_m_cpl_tlp_hdr, 512'h0, 16'h0, 1'h1});
     assign cc_merge_out_ready = cc_tlp_ready;
     assign np_room = port_a_tags_np_room & port_b_tags_np_room;
     assign np_credit = np_room ? 2'h1 : 2'h0;
-    assign m_port_a_from_manager_ready = (port_a_egress_out_ready & _port_a_egress_busy_mux_4);
-    assign m_port_a_from_port_a_in_ready = (port_a_egress_out_ready & _port_a_egress_busy_mux_3);
-    assign m_port_a_from_port_b_in_ready = (port_a_egress_out_ready & _port_a_egress_busy_mux_2);
-    assign _port_a_egress_busy_not_3 = ~port_a_in_m_port_a_tlp_valid;
-    assign _port_a_egress_busy_not_2 = ~port_b_in_m_port_a_tlp_valid;
-    assign _port_a_egress_busy_eq_3 = port_a_egress_last == 2'h0;
-    assign _port_a_egress_busy_eq_2 = port_a_egress_last == 2'h1;
-    assign _port_a_egress_busy_eq = port_a_egress_last == 2'h2;
-    assign _port_a_egress_busy_or_4 = (_port_a_egress_busy_eq_3 & manager_m_port_a_tlp_valid
-                                       & _port_a_egress_busy_not_3 & _port_a_egress_busy_not_2)
-                                      | (_port_a_egress_busy_eq_2 & manager_m_port_a_tlp_valid
-                                         & _port_a_egress_busy_not_2)
-                                      | (_port_a_egress_busy_eq & manager_m_port_a_tlp_valid);
-    assign _port_a_egress_busy_not = ~manager_m_port_a_tlp_valid;
-    assign _port_a_egress_busy_or_3 = (_port_a_egress_busy_eq_3 & port_a_in_m_port_a_tlp_valid)
-                                      | (_port_a_egress_busy_eq_2 & port_a_in_m_port_a_tlp_valid
-                                         & _port_a_egress_busy_not_2 & _port_a_egress_busy_not)
-                                      | (_port_a_egress_busy_eq & port_a_in_m_port_a_tlp_valid
-                                         & _port_a_egress_busy_not);
-    assign _port_a_egress_busy_or_2 = (_port_a_egress_busy_eq_3 & port_b_in_m_port_a_tlp_valid
-                                       & _port_a_egress_busy_not_3)
-                                      | (_port_a_egress_busy_eq_2 & port_b_in_m_port_a_tlp_valid)
-                                      | (_port_a_egress_busy_eq & port_b_in_m_port_a_tlp_valid
-                                         & _port_a_egress_busy_not & _port_a_egress_busy_not_3);
-    assign _port_a_egress_busy_mux_4 = port_a_egress_busy
-                                       ? (_port_a_egress_busy_eq_3 & manager_m_port_a_tlp_valid)
-                                       : _port_a_egress_busy_or_4;
-    assign _port_a_egress_busy_mux_3 = port_a_egress_busy
-                                       ? (_port_a_egress_busy_eq_2 & port_a_in_m_port_a_tlp_valid)
-                                       : _port_a_egress_busy_or_3;
-    assign _port_a_egress_busy_mux_2 = port_a_egress_busy
-                                       ? (_port_a_egress_busy_eq & port_b_in_m_port_a_tlp_valid)
-                                       : _port_a_egress_busy_or_2;
-    assign _port_a_egress_busy_or = _port_a_egress_busy_mux_4 | _port_a_egress_busy_mux_3
-                                    | _port_a_egress_busy_mux_2;
-    assign _port_a_egress_busy_mux = _port_a_egress_busy_mux_2
-                                     ? {port_b_in_m_port_a_tlp_eop, port_b_in_m_port_a_tlp_hdr,
-                                        port_b_in_m_port_a_tlp_data, port_b_in_m_port_a_tlp_keep,
-                                        port_b_in_m_port_a_tlp_sop}
-                                     : (_port_a_egress_busy_mux_3
-                                        ? {port_a_in_m_port_a_tlp_eop, port_a_in_m_port_a_tlp_hdr,
-                                           port_a_in_m_port_a_tlp_data, port_a_in_m_port_a_tlp_keep,
-                                           port_a_in_m_port_a_tlp_sop}
-                                        : {manager_m_port_a_tlp_eop, manager_m_port_a_tlp_hdr,
-                                           manager_m_port_a_tlp_data, manager_m_port_a_tlp_keep,
-                                           manager_m_port_a_tlp_sop});
+    assign m_port_a_from_manager_ready = (port_a_egress_out_ready & port_a_egress_grant0);
+    assign m_port_a_from_port_a_in_ready = (port_a_egress_out_ready & port_a_egress_grant1);
+    assign m_port_a_from_port_b_in_ready = (port_a_egress_out_ready & port_a_egress_grant2);
+    assign port_a_egress_last_is0 = port_a_egress_last == 2'h0;
+    assign port_a_egress_last_is1 = port_a_egress_last == 2'h1;
+    assign port_a_egress_last_is2 = port_a_egress_last == 2'h2;
+    assign port_a_egress_in0_idle = ~manager_m_port_a_tlp_valid;
+    assign port_a_egress_in1_idle = ~port_a_in_m_port_a_tlp_valid;
+    assign port_a_egress_in2_idle = ~port_b_in_m_port_a_tlp_valid;
+    assign port_a_egress_rr0 = (port_a_egress_last_is0 & manager_m_port_a_tlp_valid
+                                & port_a_egress_in1_idle & port_a_egress_in2_idle)
+                               | (port_a_egress_last_is1 & manager_m_port_a_tlp_valid
+                                  & port_a_egress_in2_idle)
+                               | (port_a_egress_last_is2 & manager_m_port_a_tlp_valid);
+    assign port_a_egress_rr1 = (port_a_egress_last_is0 & port_a_in_m_port_a_tlp_valid)
+                               | (port_a_egress_last_is1 & port_a_in_m_port_a_tlp_valid
+                                  & port_a_egress_in2_idle & port_a_egress_in0_idle)
+                               | (port_a_egress_last_is2 & port_a_in_m_port_a_tlp_valid
+                                  & port_a_egress_in0_idle);
+    assign port_a_egress_rr2 = (port_a_egress_last_is0 & port_b_in_m_port_a_tlp_valid
+                                & port_a_egress_in1_idle)
+                               | (port_a_egress_last_is1 & port_b_in_m_port_a_tlp_valid)
+                               | (port_a_egress_last_is2 & port_b_in_m_port_a_tlp_valid
+                                  & port_a_egress_in0_idle & port_a_egress_in1_idle);
+    assign port_a_egress_grant0 = port_a_egress_busy
+                                  ? (port_a_egress_last_is0 & manager_m_port_a_tlp_valid)
+                                  : port_a_egress_rr0;
+    assign port_a_egress_grant1 = port_a_egress_busy
+                                  ? (port_a_egress_last_is1 & port_a_in_m_port_a_tlp_valid)
+                                  : port_a_egress_rr1;
+    assign port_a_egress_grant2 = port_a_egress_busy
+                                  ? (port_a_egress_last_is2 & port_b_in_m_port_a_tlp_valid)
+                                  : port_a_egress_rr2;
+    assign port_a_egress_valid = port_a_egress_grant0 | port_a_egress_grant1 | port_a_egress_grant2;
+    assign port_a_egress_data = port_a_egress_grant2
+                                ? {port_b_in_m_port_a_tlp_eop, port_b_in_m_port_a_tlp_hdr,
+                                   port_b_in_m_port_a_tlp_data, port_b_in_m_port_a_tlp_keep,
+                                   port_b_in_m_port_a_tlp_sop}
+                                : (port_a_egress_grant1
+                                   ? {port_a_in_m_port_a_tlp_eop, port_a_in_m_port_a_tlp_hdr,
+                                      port_a_in_m_port_a_tlp_data, port_a_in_m_port_a_tlp_keep,
+                                      port_a_in_m_port_a_tlp_sop}
+                                   : {manager_m_port_a_tlp_eop, manager_m_port_a_tlp_hdr,
+                                      manager_m_port_a_tlp_data, manager_m_port_a_tlp_keep,
+                                      manager_m_port_a_tlp_sop});
     assign port_a_egress_out_ready = port_a_hold_slice_skid_empty;
-    assign _port_a_egress_busy_and = _port_a_egress_busy_or & port_a_egress_out_ready;
-    assign _port_a_hold_slice_skid_data_sub = {(_port_a_egress_busy_mux[634:625] == 10'h0),
-                                                _port_a_egress_busy_mux[634:625]}
+    assign _port_a_egress_busy_and = port_a_egress_valid & port_a_egress_out_ready;
+    assign _port_a_hold_slice_skid_data_sub = {(port_a_egress_data[634:625] == 10'h0),
+                                                port_a_egress_data[634:625]}
                                               - 11'h1;
-    assign _port_a_hold_slice_skid_data_concat = {(_port_a_egress_busy_mux[655]
+    assign _port_a_hold_slice_skid_data_concat = {(port_a_egress_data[655]
                                                    ? ({4'h0, _port_a_hold_slice_skid_data_sub[10:4]}
                                                        + 11'h1)
                                                    : 11'h1),
-            {_port_a_egress_busy_mux}};
+            {port_a_egress_data}};
     assign port_a_hold_slice_out_ready = _port_a_hold_slice_out_ready_or;
     assign port_a_hold_slice_skid_empty = ~port_a_hold_slice_skid_valid;
     assign port_a_hold_slice_load = port_a_hold_slice_out_ready | (~port_a_hold_slice_valid);
-    assign port_a_hold_slice_pending = port_a_hold_slice_skid_valid | _port_a_egress_busy_or;
+    assign port_a_hold_slice_pending = port_a_hold_slice_skid_valid | port_a_egress_valid;
     assign port_a_hold_need = port_a_hold_slice_data[668:658];
     assign port_a_hold_room = (port_a_hold_tlps < 11'h400)
                               & (~(port_a_hold_free < port_a_hold_need));
@@ -1561,92 +1575,92 @@ module onic_card (
     assign port_a_hold_kept_ready = (port_a_hold_in_ready & port_a_hold_fits);
     assign _port_a_hold_slice_out_ready_or = port_a_hold_drop | port_a_hold_kept_ready;
     assign port_a_hold_fits = (~port_a_hold_slice_data[0]) | port_a_hold_room;
-    assign _port_a_hold_wptr_and_2 = port_a_hold_slice_valid & (~port_a_hold_drop)
-                                     & port_a_hold_fits;
+    assign _port_a_hold_push_and = port_a_hold_slice_valid & (~port_a_hold_drop) & port_a_hold_fits;
     assign port_a_hold_in_ready = _port_a_hold_in_ready_not;
     assign _port_a_hold_bypass_data_concat = {port_a_hold_slice_data[657:0]};
-    assign _port_a_hold_rptr_not = ~(port_a_hold_rptr == port_a_hold_wptr);
+    assign port_a_hold_empty = port_a_hold_rptr == port_a_hold_wptr;
+    assign port_a_hold_full = (port_a_hold_rptr[10] != port_a_hold_wptr[10])
+                              & (port_a_hold_rptr[9:0] == port_a_hold_wptr[9:0]);
+    assign _port_a_hold_pop_not = ~port_a_hold_empty;
     assign port_a_hold_out_ready = (port_a_to_link_ready & port_a_hold_open);
-    assign _port_a_hold_in_ready_not = ~((port_a_hold_rptr[10] != port_a_hold_wptr[10])
-                                       & (port_a_hold_rptr[9:0] == port_a_hold_wptr[9:0]));
-    assign _port_a_hold_wptr_and = _port_a_hold_wptr_and_2 & _port_a_hold_in_ready_not;
-    assign _port_a_hold_rptr_and = _port_a_hold_rptr_not & port_a_hold_out_ready;
-    assign _port_a_hold_rptr_mux = _port_a_hold_rptr_and ? port_a_hold_rptr_inc : port_a_hold_rptr;
+    assign _port_a_hold_in_ready_not = ~port_a_hold_full;
+    assign port_a_hold_push = _port_a_hold_push_and & _port_a_hold_in_ready_not;
+    assign port_a_hold_pop = _port_a_hold_pop_not & port_a_hold_out_ready;
+    assign port_a_hold_rptr_next = port_a_hold_pop ? port_a_hold_rptr_inc : port_a_hold_rptr;
     assign _port_a_to_tags_eop_mux = port_a_hold_bypass ? port_a_hold_bypass_data
-                                     : _port_a_to_tags_eop_memread;
+                                     : port_a_hold_head;
     assign port_a_hold_open = _port_a_tags_eq | port_a_hold_mid;
-    assign _port_a_to_tags_valid_and = _port_a_hold_rptr_not & port_a_hold_open;
+    assign _port_a_to_tags_valid_and = _port_a_hold_pop_not & port_a_hold_open;
     assign port_a_to_link_ready = port_a_tags_s_tlp_ready;
-    assign _port_a_hold_free_and = _port_a_hold_wptr_and_2 & port_a_hold_in_ready;
+    assign _port_a_hold_free_and = _port_a_hold_push_and & port_a_hold_in_ready;
     assign _port_a_hold_mid_and = _port_a_to_tags_valid_and & port_a_to_link_ready;
     assign port_a_hold_half_free = ~(port_a_hold_free < 11'h200);
-    assign port_a_egress_waiting = _port_a_egress_busy_or & (~port_a_egress_out_ready);
+    assign port_a_egress_waiting = port_a_egress_valid & (~port_a_egress_out_ready);
     assign port_a_egress_stuck = port_a_egress_waiting & (port_a_egress_waited == 13'hfff);
     assign port_a_slow_window_end = port_a_slow_window == 13'hfff;
-    assign port_a_egress_started = _port_a_egress_busy_and & _port_a_egress_busy_mux[0];
+    assign port_a_egress_started = _port_a_egress_busy_and & port_a_egress_data[0];
     assign _port_a_slow_moved_zext = {6'h0, port_a_egress_started};
     assign port_a_egress_slow = (~(port_a_slow_blocked < 13'h800)) & (port_a_slow_moved < 7'h40);
     assign port_a_egress_stall = port_a_egress_stuck | port_a_egress_slow;
-    assign m_port_b_from_manager_ready = (port_b_egress_out_ready & _port_b_egress_busy_mux_4);
-    assign m_port_b_from_port_a_in_ready = (port_b_egress_out_ready & _port_b_egress_busy_mux_3);
-    assign m_port_b_from_port_b_in_ready = (port_b_egress_out_ready & _port_b_egress_busy_mux_2);
-    assign _port_b_egress_busy_not_3 = ~port_a_in_m_port_b_tlp_valid;
-    assign _port_b_egress_busy_not_2 = ~port_b_in_m_port_b_tlp_valid;
-    assign _port_b_egress_busy_eq_3 = port_b_egress_last == 2'h0;
-    assign _port_b_egress_busy_eq_2 = port_b_egress_last == 2'h1;
-    assign _port_b_egress_busy_eq = port_b_egress_last == 2'h2;
-    assign _port_b_egress_busy_or_4 = (_port_b_egress_busy_eq_3 & manager_m_port_b_tlp_valid
-                                       & _port_b_egress_busy_not_3 & _port_b_egress_busy_not_2)
-                                      | (_port_b_egress_busy_eq_2 & manager_m_port_b_tlp_valid
-                                         & _port_b_egress_busy_not_2)
-                                      | (_port_b_egress_busy_eq & manager_m_port_b_tlp_valid);
-    assign _port_b_egress_busy_not = ~manager_m_port_b_tlp_valid;
-    assign _port_b_egress_busy_or_3 = (_port_b_egress_busy_eq_3 & port_a_in_m_port_b_tlp_valid)
-                                      | (_port_b_egress_busy_eq_2 & port_a_in_m_port_b_tlp_valid
-                                         & _port_b_egress_busy_not_2 & _port_b_egress_busy_not)
-                                      | (_port_b_egress_busy_eq & port_a_in_m_port_b_tlp_valid
-                                         & _port_b_egress_busy_not);
-    assign _port_b_egress_busy_or_2 = (_port_b_egress_busy_eq_3 & port_b_in_m_port_b_tlp_valid
-                                       & _port_b_egress_busy_not_3)
-                                      | (_port_b_egress_busy_eq_2 & port_b_in_m_port_b_tlp_valid)
-                                      | (_port_b_egress_busy_eq & port_b_in_m_port_b_tlp_valid
-                                         & _port_b_egress_busy_not & _port_b_egress_busy_not_3);
-    assign _port_b_egress_busy_mux_4 = port_b_egress_busy
-                                       ? (_port_b_egress_busy_eq_3 & manager_m_port_b_tlp_valid)
-                                       : _port_b_egress_busy_or_4;
-    assign _port_b_egress_busy_mux_3 = port_b_egress_busy
-                                       ? (_port_b_egress_busy_eq_2 & port_a_in_m_port_b_tlp_valid)
-                                       : _port_b_egress_busy_or_3;
-    assign _port_b_egress_busy_mux_2 = port_b_egress_busy
-                                       ? (_port_b_egress_busy_eq & port_b_in_m_port_b_tlp_valid)
-                                       : _port_b_egress_busy_or_2;
-    assign _port_b_egress_busy_or = _port_b_egress_busy_mux_4 | _port_b_egress_busy_mux_3
-                                    | _port_b_egress_busy_mux_2;
-    assign _port_b_egress_busy_mux = _port_b_egress_busy_mux_2
-                                     ? {port_b_in_m_port_b_tlp_eop, port_b_in_m_port_b_tlp_hdr,
-                                        port_b_in_m_port_b_tlp_data, port_b_in_m_port_b_tlp_keep,
-                                        port_b_in_m_port_b_tlp_sop}
-                                     : (_port_b_egress_busy_mux_3
-                                        ? {port_a_in_m_port_b_tlp_eop, port_a_in_m_port_b_tlp_hdr,
-                                           port_a_in_m_port_b_tlp_data, port_a_in_m_port_b_tlp_keep,
-                                           port_a_in_m_port_b_tlp_sop}
-                                        : {manager_m_port_b_tlp_eop, manager_m_port_b_tlp_hdr,
-                                           manager_m_port_b_tlp_data, manager_m_port_b_tlp_keep,
-                                           manager_m_port_b_tlp_sop});
+    assign m_port_b_from_manager_ready = (port_b_egress_out_ready & port_b_egress_grant0);
+    assign m_port_b_from_port_a_in_ready = (port_b_egress_out_ready & port_b_egress_grant1);
+    assign m_port_b_from_port_b_in_ready = (port_b_egress_out_ready & port_b_egress_grant2);
+    assign port_b_egress_last_is0 = port_b_egress_last == 2'h0;
+    assign port_b_egress_last_is1 = port_b_egress_last == 2'h1;
+    assign port_b_egress_last_is2 = port_b_egress_last == 2'h2;
+    assign port_b_egress_in0_idle = ~manager_m_port_b_tlp_valid;
+    assign port_b_egress_in1_idle = ~port_a_in_m_port_b_tlp_valid;
+    assign port_b_egress_in2_idle = ~port_b_in_m_port_b_tlp_valid;
+    assign port_b_egress_rr0 = (port_b_egress_last_is0 & manager_m_port_b_tlp_valid
+                                & port_b_egress_in1_idle & port_b_egress_in2_idle)
+                               | (port_b_egress_last_is1 & manager_m_port_b_tlp_valid
+                                  & port_b_egress_in2_idle)
+                               | (port_b_egress_last_is2 & manager_m_port_b_tlp_valid);
+    assign port_b_egress_rr1 = (port_b_egress_last_is0 & port_a_in_m_port_b_tlp_valid)
+                               | (port_b_egress_last_is1 & port_a_in_m_port_b_tlp_valid
+                                  & port_b_egress_in2_idle & port_b_egress_in0_idle)
+                               | (port_b_egress_last_is2 & port_a_in_m_port_b_tlp_valid
+                                  & port_b_egress_in0_idle);
+    assign port_b_egress_rr2 = (port_b_egress_last_is0 & port_b_in_m_port_b_tlp_valid
+                                & port_b_egress_in1_idle)
+                               | (port_b_egress_last_is1 & port_b_in_m_port_b_tlp_valid)
+                               | (port_b_egress_last_is2 & port_b_in_m_port_b_tlp_valid
+                                  & port_b_egress_in0_idle & port_b_egress_in1_idle);
+    assign port_b_egress_grant0 = port_b_egress_busy
+                                  ? (port_b_egress_last_is0 & manager_m_port_b_tlp_valid)
+                                  : port_b_egress_rr0;
+    assign port_b_egress_grant1 = port_b_egress_busy
+                                  ? (port_b_egress_last_is1 & port_a_in_m_port_b_tlp_valid)
+                                  : port_b_egress_rr1;
+    assign port_b_egress_grant2 = port_b_egress_busy
+                                  ? (port_b_egress_last_is2 & port_b_in_m_port_b_tlp_valid)
+                                  : port_b_egress_rr2;
+    assign port_b_egress_valid = port_b_egress_grant0 | port_b_egress_grant1 | port_b_egress_grant2;
+    assign port_b_egress_data = port_b_egress_grant2
+                                ? {port_b_in_m_port_b_tlp_eop, port_b_in_m_port_b_tlp_hdr,
+                                   port_b_in_m_port_b_tlp_data, port_b_in_m_port_b_tlp_keep,
+                                   port_b_in_m_port_b_tlp_sop}
+                                : (port_b_egress_grant1
+                                   ? {port_a_in_m_port_b_tlp_eop, port_a_in_m_port_b_tlp_hdr,
+                                      port_a_in_m_port_b_tlp_data, port_a_in_m_port_b_tlp_keep,
+                                      port_a_in_m_port_b_tlp_sop}
+                                   : {manager_m_port_b_tlp_eop, manager_m_port_b_tlp_hdr,
+                                      manager_m_port_b_tlp_data, manager_m_port_b_tlp_keep,
+                                      manager_m_port_b_tlp_sop});
     assign port_b_egress_out_ready = port_b_hold_slice_skid_empty;
-    assign _port_b_egress_busy_and = _port_b_egress_busy_or & port_b_egress_out_ready;
-    assign _port_b_hold_slice_skid_data_sub = {(_port_b_egress_busy_mux[634:625] == 10'h0),
-                                                _port_b_egress_busy_mux[634:625]}
+    assign _port_b_egress_busy_and = port_b_egress_valid & port_b_egress_out_ready;
+    assign _port_b_hold_slice_skid_data_sub = {(port_b_egress_data[634:625] == 10'h0),
+                                                port_b_egress_data[634:625]}
                                               - 11'h1;
-    assign _port_b_hold_slice_skid_data_concat = {(_port_b_egress_busy_mux[655]
+    assign _port_b_hold_slice_skid_data_concat = {(port_b_egress_data[655]
                                                    ? ({4'h0, _port_b_hold_slice_skid_data_sub[10:4]}
                                                        + 11'h1)
                                                    : 11'h1),
-            {_port_b_egress_busy_mux}};
+            {port_b_egress_data}};
     assign port_b_hold_slice_out_ready = _port_b_hold_slice_out_ready_or;
     assign port_b_hold_slice_skid_empty = ~port_b_hold_slice_skid_valid;
     assign port_b_hold_slice_load = port_b_hold_slice_out_ready | (~port_b_hold_slice_valid);
-    assign port_b_hold_slice_pending = port_b_hold_slice_skid_valid | _port_b_egress_busy_or;
+    assign port_b_hold_slice_pending = port_b_hold_slice_skid_valid | port_b_egress_valid;
     assign port_b_hold_need = port_b_hold_slice_data[668:658];
     assign port_b_hold_room = (port_b_hold_tlps < 11'h400)
                               & (~(port_b_hold_free < port_b_hold_need));
@@ -1655,29 +1669,30 @@ module onic_card (
     assign port_b_hold_kept_ready = (port_b_hold_in_ready & port_b_hold_fits);
     assign _port_b_hold_slice_out_ready_or = port_b_hold_drop | port_b_hold_kept_ready;
     assign port_b_hold_fits = (~port_b_hold_slice_data[0]) | port_b_hold_room;
-    assign _port_b_hold_wptr_and_2 = port_b_hold_slice_valid & (~port_b_hold_drop)
-                                     & port_b_hold_fits;
+    assign _port_b_hold_push_and = port_b_hold_slice_valid & (~port_b_hold_drop) & port_b_hold_fits;
     assign port_b_hold_in_ready = _port_b_hold_in_ready_not;
     assign _port_b_hold_bypass_data_concat = {port_b_hold_slice_data[657:0]};
-    assign _port_b_hold_rptr_not = ~(port_b_hold_rptr == port_b_hold_wptr);
+    assign port_b_hold_empty = port_b_hold_rptr == port_b_hold_wptr;
+    assign port_b_hold_full = (port_b_hold_rptr[10] != port_b_hold_wptr[10])
+                              & (port_b_hold_rptr[9:0] == port_b_hold_wptr[9:0]);
+    assign _port_b_hold_pop_not = ~port_b_hold_empty;
     assign port_b_hold_out_ready = (port_b_to_link_ready & port_b_hold_open);
-    assign _port_b_hold_in_ready_not = ~((port_b_hold_rptr[10] != port_b_hold_wptr[10])
-                                       & (port_b_hold_rptr[9:0] == port_b_hold_wptr[9:0]));
-    assign _port_b_hold_wptr_and = _port_b_hold_wptr_and_2 & _port_b_hold_in_ready_not;
-    assign _port_b_hold_rptr_and = _port_b_hold_rptr_not & port_b_hold_out_ready;
-    assign _port_b_hold_rptr_mux = _port_b_hold_rptr_and ? port_b_hold_rptr_inc : port_b_hold_rptr;
+    assign _port_b_hold_in_ready_not = ~port_b_hold_full;
+    assign port_b_hold_push = _port_b_hold_push_and & _port_b_hold_in_ready_not;
+    assign port_b_hold_pop = _port_b_hold_pop_not & port_b_hold_out_ready;
+    assign port_b_hold_rptr_next = port_b_hold_pop ? port_b_hold_rptr_inc : port_b_hold_rptr;
     assign _port_b_to_tags_eop_mux = port_b_hold_bypass ? port_b_hold_bypass_data
-                                     : _port_b_to_tags_eop_memread;
+                                     : port_b_hold_head;
     assign port_b_hold_open = _port_b_tags_eq | port_b_hold_mid;
-    assign _port_b_to_tags_valid_and = _port_b_hold_rptr_not & port_b_hold_open;
+    assign _port_b_to_tags_valid_and = _port_b_hold_pop_not & port_b_hold_open;
     assign port_b_to_link_ready = port_b_tags_s_tlp_ready;
-    assign _port_b_hold_free_and = _port_b_hold_wptr_and_2 & port_b_hold_in_ready;
+    assign _port_b_hold_free_and = _port_b_hold_push_and & port_b_hold_in_ready;
     assign _port_b_hold_mid_and = _port_b_to_tags_valid_and & port_b_to_link_ready;
     assign port_b_hold_half_free = ~(port_b_hold_free < 11'h200);
-    assign port_b_egress_waiting = _port_b_egress_busy_or & (~port_b_egress_out_ready);
+    assign port_b_egress_waiting = port_b_egress_valid & (~port_b_egress_out_ready);
     assign port_b_egress_stuck = port_b_egress_waiting & (port_b_egress_waited == 13'hfff);
     assign port_b_slow_window_end = port_b_slow_window == 13'hfff;
-    assign port_b_egress_started = _port_b_egress_busy_and & _port_b_egress_busy_mux[0];
+    assign port_b_egress_started = _port_b_egress_busy_and & port_b_egress_data[0];
     assign _port_b_slow_moved_zext = {6'h0, port_b_egress_started};
     assign port_b_egress_slow = (~(port_b_slow_blocked < 13'h800)) & (port_b_slow_moved < 7'h40);
     assign port_b_egress_stall = port_b_egress_stuck | port_b_egress_slow;
@@ -2084,12 +2099,12 @@ module onic_card (
         .s_axil_arvalid(regs_axil_arvalid),
         .s_axil_rready(regs_axil_rready),
         .s_host_tlp_valid(host_in_valid_fenced),
-        .s_host_tlp_hdr(_host_in_busy_mux[659:532]),
-        .s_host_tlp_bar(_host_in_busy_mux[531:529]),
-        .s_host_tlp_data(_host_in_busy_mux[528:17]),
-        .s_host_tlp_keep(_host_in_busy_mux[16:1]),
-        .s_host_tlp_sop(_host_in_busy_mux[0]),
-        .s_host_tlp_eop(_host_in_busy_mux[660]),
+        .s_host_tlp_hdr(host_in_data[659:532]),
+        .s_host_tlp_bar(host_in_data[531:529]),
+        .s_host_tlp_data(host_in_data[528:17]),
+        .s_host_tlp_keep(host_in_data[16:1]),
+        .s_host_tlp_sop(host_in_data[0]),
+        .s_host_tlp_eop(host_in_data[660]),
         .s_host_tlp_ready(manager_s_host_tlp_ready),
         .m_port_a_tlp_hdr(manager_m_port_a_tlp_hdr),
         .m_port_a_tlp_data(manager_m_port_a_tlp_data),
@@ -2134,12 +2149,12 @@ module onic_card (
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
-        .s_tlp_hdr(_m_local_merge_busy_mux[656:529]),
-        .s_tlp_data(_m_local_merge_busy_mux[528:17]),
-        .s_tlp_keep(_m_local_merge_busy_mux[16:1]),
-        .s_tlp_sop(_m_local_merge_busy_mux[0]),
-        .s_tlp_eop(_m_local_merge_busy_mux[657]),
-        .s_tlp_valid(_m_local_merge_busy_or),
+        .s_tlp_hdr(m_local_merge_data[656:529]),
+        .s_tlp_data(m_local_merge_data[528:17]),
+        .s_tlp_keep(m_local_merge_data[16:1]),
+        .s_tlp_sop(m_local_merge_data[0]),
+        .s_tlp_eop(m_local_merge_data[657]),
+        .s_tlp_valid(m_local_merge_valid),
         .m_cpl_tlp_ready(regs_cpl_ready),
         .max_payload(cfg_max_payload),
         .busy(regs_busy),
@@ -2207,21 +2222,21 @@ module onic_card (
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
         .s_host_tlp_data(manager_m_kernel_tlp_data),
         .s_host_tlp_hdr(manager_m_kernel_tlp_hdr),
-        .s_host_tlp_valid(manager_m_kernel_tlp_valid & _slot0_eq_3),
+        .s_host_tlp_valid(manager_m_kernel_tlp_valid & kernel_demux_host_to0),
         .s_host_tlp_ready(slot0_s_host_tlp_ready),
         .s_port_a_tlp_eop(port_a_in_m_kernel_tlp_eop),
         .s_port_a_tlp_sop(port_a_in_m_kernel_tlp_sop),
         .s_port_a_tlp_keep(port_a_in_m_kernel_tlp_keep),
         .s_port_a_tlp_data(port_a_in_m_kernel_tlp_data),
         .s_port_a_tlp_hdr(port_a_in_m_kernel_tlp_hdr),
-        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & _slot0_eq_2),
+        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & kernel_demux_port_a_to0),
         .s_port_a_tlp_ready(slot0_s_port_a_tlp_ready),
         .s_port_b_tlp_eop(port_b_in_m_kernel_tlp_eop),
         .s_port_b_tlp_sop(port_b_in_m_kernel_tlp_sop),
         .s_port_b_tlp_keep(port_b_in_m_kernel_tlp_keep),
         .s_port_b_tlp_data(port_b_in_m_kernel_tlp_data),
         .s_port_b_tlp_hdr(port_b_in_m_kernel_tlp_hdr),
-        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & _slot0_eq),
+        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & kernel_demux_port_b_to0),
         .s_port_b_tlp_ready(slot0_s_port_b_tlp_ready),
         .drop_not_write(slot0_drop_not_write_2),
         .drop_closed(slot0_drop_closed_2),
@@ -2263,21 +2278,21 @@ module onic_card (
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
         .s_host_tlp_data(manager_m_kernel_tlp_data),
         .s_host_tlp_hdr(manager_m_kernel_tlp_hdr),
-        .s_host_tlp_valid(manager_m_kernel_tlp_valid & _slot1_eq_3),
+        .s_host_tlp_valid(manager_m_kernel_tlp_valid & kernel_demux_host_to1),
         .s_host_tlp_ready(slot1_s_host_tlp_ready),
         .s_port_a_tlp_eop(port_a_in_m_kernel_tlp_eop),
         .s_port_a_tlp_sop(port_a_in_m_kernel_tlp_sop),
         .s_port_a_tlp_keep(port_a_in_m_kernel_tlp_keep),
         .s_port_a_tlp_data(port_a_in_m_kernel_tlp_data),
         .s_port_a_tlp_hdr(port_a_in_m_kernel_tlp_hdr),
-        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & _slot1_eq_2),
+        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & kernel_demux_port_a_to1),
         .s_port_a_tlp_ready(slot1_s_port_a_tlp_ready),
         .s_port_b_tlp_eop(port_b_in_m_kernel_tlp_eop),
         .s_port_b_tlp_sop(port_b_in_m_kernel_tlp_sop),
         .s_port_b_tlp_keep(port_b_in_m_kernel_tlp_keep),
         .s_port_b_tlp_data(port_b_in_m_kernel_tlp_data),
         .s_port_b_tlp_hdr(port_b_in_m_kernel_tlp_hdr),
-        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & _slot1_eq),
+        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & kernel_demux_port_b_to1),
         .s_port_b_tlp_ready(slot1_s_port_b_tlp_ready),
         .drop_not_write(slot1_drop_not_write_2),
         .drop_closed(slot1_drop_closed_2),
@@ -2319,21 +2334,21 @@ module onic_card (
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
         .s_host_tlp_data(manager_m_kernel_tlp_data),
         .s_host_tlp_hdr(manager_m_kernel_tlp_hdr),
-        .s_host_tlp_valid(manager_m_kernel_tlp_valid & _slot2_eq_3),
+        .s_host_tlp_valid(manager_m_kernel_tlp_valid & kernel_demux_host_to2),
         .s_host_tlp_ready(slot2_s_host_tlp_ready),
         .s_port_a_tlp_eop(port_a_in_m_kernel_tlp_eop),
         .s_port_a_tlp_sop(port_a_in_m_kernel_tlp_sop),
         .s_port_a_tlp_keep(port_a_in_m_kernel_tlp_keep),
         .s_port_a_tlp_data(port_a_in_m_kernel_tlp_data),
         .s_port_a_tlp_hdr(port_a_in_m_kernel_tlp_hdr),
-        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & _slot2_eq_2),
+        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & kernel_demux_port_a_to2),
         .s_port_a_tlp_ready(slot2_s_port_a_tlp_ready),
         .s_port_b_tlp_eop(port_b_in_m_kernel_tlp_eop),
         .s_port_b_tlp_sop(port_b_in_m_kernel_tlp_sop),
         .s_port_b_tlp_keep(port_b_in_m_kernel_tlp_keep),
         .s_port_b_tlp_data(port_b_in_m_kernel_tlp_data),
         .s_port_b_tlp_hdr(port_b_in_m_kernel_tlp_hdr),
-        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & _slot2_eq),
+        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & kernel_demux_port_b_to2),
         .s_port_b_tlp_ready(slot2_s_port_b_tlp_ready),
         .drop_not_write(slot2_drop_not_write_2),
         .drop_closed(slot2_drop_closed_2),
@@ -2375,21 +2390,21 @@ module onic_card (
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
         .s_host_tlp_data(manager_m_kernel_tlp_data),
         .s_host_tlp_hdr(manager_m_kernel_tlp_hdr),
-        .s_host_tlp_valid(manager_m_kernel_tlp_valid & _slot3_eq_3),
+        .s_host_tlp_valid(manager_m_kernel_tlp_valid & kernel_demux_host_to3),
         .s_host_tlp_ready(slot3_s_host_tlp_ready),
         .s_port_a_tlp_eop(port_a_in_m_kernel_tlp_eop),
         .s_port_a_tlp_sop(port_a_in_m_kernel_tlp_sop),
         .s_port_a_tlp_keep(port_a_in_m_kernel_tlp_keep),
         .s_port_a_tlp_data(port_a_in_m_kernel_tlp_data),
         .s_port_a_tlp_hdr(port_a_in_m_kernel_tlp_hdr),
-        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & _slot3_eq_2),
+        .s_port_a_tlp_valid(port_a_in_m_kernel_tlp_valid & kernel_demux_port_a_to3),
         .s_port_a_tlp_ready(slot3_s_port_a_tlp_ready),
         .s_port_b_tlp_eop(port_b_in_m_kernel_tlp_eop),
         .s_port_b_tlp_sop(port_b_in_m_kernel_tlp_sop),
         .s_port_b_tlp_keep(port_b_in_m_kernel_tlp_keep),
         .s_port_b_tlp_data(port_b_in_m_kernel_tlp_data),
         .s_port_b_tlp_hdr(port_b_in_m_kernel_tlp_hdr),
-        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & _slot3_eq),
+        .s_port_b_tlp_valid(port_b_in_m_kernel_tlp_valid & kernel_demux_port_b_to3),
         .s_port_b_tlp_ready(slot3_s_port_b_tlp_ready),
         .drop_not_write(slot3_drop_not_write_2),
         .drop_closed(slot3_drop_closed_2),
@@ -2433,12 +2448,12 @@ module onic_card (
     onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:663
         .clk(clk),
         .rst(rst),
-        .tlp_hdr(_cc_merge_busy_mux[624:529]),
-        .tlp_data(_cc_merge_busy_mux[528:17]),
-        .tlp_keep(_cc_merge_busy_mux[16:1]),
-        .tlp_sop(_cc_merge_busy_mux[0]),
-        .tlp_eop(_cc_merge_busy_mux[625]),
-        .tlp_valid(_cc_merge_busy_or),
+        .tlp_hdr(cc_merge_data[624:529]),
+        .tlp_data(cc_merge_data[528:17]),
+        .tlp_keep(cc_merge_data[16:1]),
+        .tlp_sop(cc_merge_data[0]),
+        .tlp_eop(cc_merge_data[625]),
+        .tlp_valid(cc_merge_valid),
         .tlp_ready(cc_tlp_ready),
         .s_axis_cc_tdata(cc_s_axis_cc_tdata),
         .s_axis_cc_tkeep(cc_s_axis_cc_tkeep),
@@ -2529,8 +2544,7 @@ module onic_card (
         if (rst) begin
             host_in_last <= 1'h1;
         end else begin
-            host_in_last <= _host_in_busy_mux_2 ? 1'h1
-                            : (_host_in_busy_mux_3 ? 1'h0 : host_in_last);
+            host_in_last <= host_in_grant1 ? 1'h1 : (host_in_grant0 ? 1'h0 : host_in_last);
         end
     end
 
@@ -2538,8 +2552,8 @@ module onic_card (
         if (rst) begin
             host_in_busy <= 1'h0;
         end else begin
-            host_in_busy <= (_host_in_busy_or & host_in_out_ready) ? (~_host_in_busy_mux[660])
-                            : (host_in_busy | _host_in_busy_or);
+            host_in_busy <= (host_in_valid & host_in_out_ready) ? (~host_in_data[660])
+                            : (host_in_busy | host_in_valid);
         end
     end
 
@@ -2556,9 +2570,9 @@ module onic_card (
         if (rst) begin
             m_local_merge_last <= 2'h2;
         end else begin
-            m_local_merge_last <= _m_local_merge_busy_mux_2 ? 2'h2
-                                  : (_m_local_merge_busy_mux_3 ? 2'h1
-                                     : (_m_local_merge_busy_mux_4 ? 2'h0 : m_local_merge_last));
+            m_local_merge_last <= m_local_merge_grant2 ? 2'h2
+                                  : (m_local_merge_grant1 ? 2'h1
+                                     : (m_local_merge_grant0 ? 2'h0 : m_local_merge_last));
         end
     end
 
@@ -2566,9 +2580,9 @@ module onic_card (
         if (rst) begin
             m_local_merge_busy <= 1'h0;
         end else begin
-            m_local_merge_busy <= (_m_local_merge_busy_or & m_local_merge_out_ready)
-                                  ? (~_m_local_merge_busy_mux[657])
-                                  : (m_local_merge_busy | _m_local_merge_busy_or);
+            m_local_merge_busy <= (m_local_merge_valid & m_local_merge_out_ready)
+                                  ? (~m_local_merge_data[657])
+                                  : (m_local_merge_busy | m_local_merge_valid);
         end
     end
 
@@ -2598,8 +2612,8 @@ module onic_card (
         if (rst) begin
             to_host_merge_last <= 1'h1;
         end else begin
-            to_host_merge_last <= _to_host_merge_busy_mux_2 ? 1'h1
-                                  : (_to_host_merge_busy_mux_3 ? 1'h0 : to_host_merge_last);
+            to_host_merge_last <= to_host_merge_grant1 ? 1'h1
+                                  : (to_host_merge_grant0 ? 1'h0 : to_host_merge_last);
         end
     end
 
@@ -2607,9 +2621,9 @@ module onic_card (
         if (rst) begin
             to_host_merge_busy <= 1'h0;
         end else begin
-            to_host_merge_busy <= (_to_host_merge_busy_or & to_host_merge_out_ready)
-                                  ? (~_to_host_merge_busy_mux[659])
-                                  : (to_host_merge_busy | _to_host_merge_busy_or);
+            to_host_merge_busy <= (to_host_merge_valid & to_host_merge_out_ready)
+                                  ? (~to_host_merge_data[659])
+                                  : (to_host_merge_busy | to_host_merge_valid);
         end
     end
 
@@ -2637,7 +2651,7 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~to_host_slice_load) & _to_host_merge_busy_or & to_host_slice_skid_empty) begin
+        if ((~to_host_slice_load) & to_host_merge_valid & to_host_slice_skid_empty) begin
             to_host_slice_skid_data <= _to_host_slice_skid_data_concat;
         end
     end
@@ -2646,11 +2660,11 @@ module onic_card (
         if (rst) begin
             rq_merge_last <= 3'h4;
         end else begin
-            rq_merge_last <= _rq_merge_busy_mux_3 ? 3'h4
-                             : (_rq_merge_busy_mux_4 ? 3'h3
-                                : (_rq_merge_busy_mux_5 ? 3'h2
-                                   : (_rq_merge_busy_mux_6 ? 3'h1
-                                      : (_rq_merge_busy_mux_7 ? 3'h0 : rq_merge_last))));
+            rq_merge_last <= rq_merge_grant4 ? 3'h4
+                             : (rq_merge_grant3 ? 3'h3
+                                : (rq_merge_grant2 ? 3'h2
+                                   : (rq_merge_grant1 ? 3'h1
+                                      : (rq_merge_grant0 ? 3'h0 : rq_merge_last))));
         end
     end
 
@@ -2658,8 +2672,8 @@ module onic_card (
         if (rst) begin
             rq_merge_busy <= 1'h0;
         end else begin
-            rq_merge_busy <= (_rq_merge_busy_or & rq_merge_out_ready) ? (~_rq_merge_busy_mux[659])
-                             : (rq_merge_busy | _rq_merge_busy_or);
+            rq_merge_busy <= (rq_merge_valid & rq_merge_out_ready) ? (~rq_merge_data[659])
+                             : (rq_merge_busy | rq_merge_valid);
         end
     end
 
@@ -2686,7 +2700,7 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~rq_slice_load) & _rq_merge_busy_or & rq_slice_skid_empty) begin
+        if ((~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty) begin
             rq_slice_skid_data <= _rq_slice_skid_data_concat;
         end
     end
@@ -2695,9 +2709,8 @@ module onic_card (
         if (rst) begin
             cc_merge_last <= 2'h2;
         end else begin
-            cc_merge_last <= _cc_merge_busy_mux_2 ? 2'h2
-                             : (_cc_merge_busy_mux_3 ? 2'h1
-                                : (_cc_merge_busy_mux_4 ? 2'h0 : cc_merge_last));
+            cc_merge_last <= cc_merge_grant2 ? 2'h2
+                             : (cc_merge_grant1 ? 2'h1 : (cc_merge_grant0 ? 2'h0 : cc_merge_last));
         end
     end
 
@@ -2705,8 +2718,8 @@ module onic_card (
         if (rst) begin
             cc_merge_busy <= 1'h0;
         end else begin
-            cc_merge_busy <= (_cc_merge_busy_or & cc_merge_out_ready) ? (~_cc_merge_busy_mux[625])
-                             : (cc_merge_busy | _cc_merge_busy_or);
+            cc_merge_busy <= (cc_merge_valid & cc_merge_out_ready) ? (~cc_merge_data[625])
+                             : (cc_merge_busy | cc_merge_valid);
         end
     end
 
@@ -2714,9 +2727,9 @@ module onic_card (
         if (rst) begin
             port_a_egress_last <= 2'h2;
         end else begin
-            port_a_egress_last <= _port_a_egress_busy_mux_2 ? 2'h2
-                                  : (_port_a_egress_busy_mux_3 ? 2'h1
-                                     : (_port_a_egress_busy_mux_4 ? 2'h0 : port_a_egress_last));
+            port_a_egress_last <= port_a_egress_grant2 ? 2'h2
+                                  : (port_a_egress_grant1 ? 2'h1
+                                     : (port_a_egress_grant0 ? 2'h0 : port_a_egress_last));
         end
     end
 
@@ -2724,8 +2737,8 @@ module onic_card (
         if (rst) begin
             port_a_egress_busy <= 1'h0;
         end else begin
-            port_a_egress_busy <= _port_a_egress_busy_and ? (~_port_a_egress_busy_mux[657])
-                                  : (port_a_egress_busy | _port_a_egress_busy_or);
+            port_a_egress_busy <= _port_a_egress_busy_and ? (~port_a_egress_data[657])
+                                  : (port_a_egress_busy | port_a_egress_valid);
         end
     end
 
@@ -2755,7 +2768,7 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~port_a_hold_slice_load) & _port_a_egress_busy_or & port_a_hold_slice_skid_empty) begin
+        if ((~port_a_hold_slice_load) & port_a_egress_valid & port_a_hold_slice_skid_empty) begin
             port_a_hold_slice_skid_data <= _port_a_hold_slice_skid_data_concat;
         end
     end
@@ -2802,7 +2815,7 @@ module onic_card (
         if (rst) begin
             port_a_hold_rptr <= 11'h0;
         end else begin
-            port_a_hold_rptr <= _port_a_hold_rptr_mux;
+            port_a_hold_rptr <= port_a_hold_rptr_next;
         end
     end
 
@@ -2810,7 +2823,7 @@ module onic_card (
         if (rst) begin
             port_a_hold_wptr <= 11'h0;
         end else begin
-            port_a_hold_wptr <= port_a_hold_wptr + {10'h0, _port_a_hold_wptr_and};
+            port_a_hold_wptr <= port_a_hold_wptr + {10'h0, port_a_hold_push};
         end
     end
 
@@ -2818,9 +2831,8 @@ module onic_card (
         if (rst) begin
             port_a_hold_bypass <= 1'h0;
         end else begin
-            port_a_hold_bypass <= _port_a_hold_wptr_and
-                                  & (_port_a_hold_rptr_and
-                                     ? (port_a_hold_wptr == port_a_hold_rptr_inc)
+            port_a_hold_bypass <= port_a_hold_push
+                                  & (port_a_hold_pop ? (port_a_hold_wptr == port_a_hold_rptr_inc)
                                      : (port_a_hold_wptr == port_a_hold_rptr));
         end
     end
@@ -2833,13 +2845,13 @@ module onic_card (
         if (rst) begin
             port_a_hold_rptr_inc <= 11'h1;
         end else begin
-            port_a_hold_rptr_inc <= _port_a_hold_rptr_and ? (port_a_hold_rptr_inc + 11'h1)
+            port_a_hold_rptr_inc <= port_a_hold_pop ? (port_a_hold_rptr_inc + 11'h1)
                                     : port_a_hold_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _port_a_to_tags_eop_memread <= port_a_hold_mem[_port_a_hold_rptr_mux[9:0]];
+        port_a_hold_head <= port_a_hold_mem[port_a_hold_rptr_next[9:0]];
     end
 
     always @(posedge clk) begin
@@ -2910,9 +2922,9 @@ module onic_card (
         if (rst) begin
             port_b_egress_last <= 2'h2;
         end else begin
-            port_b_egress_last <= _port_b_egress_busy_mux_2 ? 2'h2
-                                  : (_port_b_egress_busy_mux_3 ? 2'h1
-                                     : (_port_b_egress_busy_mux_4 ? 2'h0 : port_b_egress_last));
+            port_b_egress_last <= port_b_egress_grant2 ? 2'h2
+                                  : (port_b_egress_grant1 ? 2'h1
+                                     : (port_b_egress_grant0 ? 2'h0 : port_b_egress_last));
         end
     end
 
@@ -2920,8 +2932,8 @@ module onic_card (
         if (rst) begin
             port_b_egress_busy <= 1'h0;
         end else begin
-            port_b_egress_busy <= _port_b_egress_busy_and ? (~_port_b_egress_busy_mux[657])
-                                  : (port_b_egress_busy | _port_b_egress_busy_or);
+            port_b_egress_busy <= _port_b_egress_busy_and ? (~port_b_egress_data[657])
+                                  : (port_b_egress_busy | port_b_egress_valid);
         end
     end
 
@@ -2951,7 +2963,7 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~port_b_hold_slice_load) & _port_b_egress_busy_or & port_b_hold_slice_skid_empty) begin
+        if ((~port_b_hold_slice_load) & port_b_egress_valid & port_b_hold_slice_skid_empty) begin
             port_b_hold_slice_skid_data <= _port_b_hold_slice_skid_data_concat;
         end
     end
@@ -2998,7 +3010,7 @@ module onic_card (
         if (rst) begin
             port_b_hold_rptr <= 11'h0;
         end else begin
-            port_b_hold_rptr <= _port_b_hold_rptr_mux;
+            port_b_hold_rptr <= port_b_hold_rptr_next;
         end
     end
 
@@ -3006,7 +3018,7 @@ module onic_card (
         if (rst) begin
             port_b_hold_wptr <= 11'h0;
         end else begin
-            port_b_hold_wptr <= port_b_hold_wptr + {10'h0, _port_b_hold_wptr_and};
+            port_b_hold_wptr <= port_b_hold_wptr + {10'h0, port_b_hold_push};
         end
     end
 
@@ -3014,9 +3026,8 @@ module onic_card (
         if (rst) begin
             port_b_hold_bypass <= 1'h0;
         end else begin
-            port_b_hold_bypass <= _port_b_hold_wptr_and
-                                  & (_port_b_hold_rptr_and
-                                     ? (port_b_hold_wptr == port_b_hold_rptr_inc)
+            port_b_hold_bypass <= port_b_hold_push
+                                  & (port_b_hold_pop ? (port_b_hold_wptr == port_b_hold_rptr_inc)
                                      : (port_b_hold_wptr == port_b_hold_rptr));
         end
     end
@@ -3029,13 +3040,13 @@ module onic_card (
         if (rst) begin
             port_b_hold_rptr_inc <= 11'h1;
         end else begin
-            port_b_hold_rptr_inc <= _port_b_hold_rptr_and ? (port_b_hold_rptr_inc + 11'h1)
+            port_b_hold_rptr_inc <= port_b_hold_pop ? (port_b_hold_rptr_inc + 11'h1)
                                     : port_b_hold_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _port_b_to_tags_eop_memread <= port_b_hold_mem[_port_b_hold_rptr_mux[9:0]];
+        port_b_hold_head <= port_b_hold_mem[port_b_hold_rptr_next[9:0]];
     end
 
     always @(posedge clk) begin
@@ -3103,13 +3114,13 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_wptr_and) begin
+        if (port_a_hold_push) begin
             port_a_hold_mem[port_a_hold_wptr[9:0]] <= _port_a_hold_bypass_data_concat;
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_wptr_and) begin
+        if (port_b_hold_push) begin
             port_b_hold_mem[port_b_hold_wptr[9:0]] <= _port_b_hold_bypass_data_concat;
         end
     end

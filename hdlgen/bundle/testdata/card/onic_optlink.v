@@ -141,7 +141,7 @@ module onic_optlink (
     wire [11:0] _tx_in_slice_add_2; // hdlgen/internal/optlink/link.go:187
     wire [11:0] _tx_in_slice_add; // hdlgen/internal/optlink/link.go:187
     wire tx_in_ready; // hdlgen/axis/axis.go:23
-    wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:358
     wire [6:0] tx_frame_words; // hdlgen/internal/optlink/link.go:192
     wire [6:0] tx_data_words; // hdlgen/internal/optlink/link.go:192
     wire [127:0] tx_hdr; // hdlgen/internal/optlink/link.go:192
@@ -276,9 +276,9 @@ module onic_optlink (
     wire up_alone; // hdlgen/internal/optlink/link.go:622
     wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:625
     wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:625
-    wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:359
     wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:251
     wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:251
     wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:251
@@ -543,7 +543,7 @@ module onic_optlink (
     assign unused_link_state_name = &{1'b0, link_state_name};
 `endif
 
-    onic_axis_skid #(.WIDTH(672)) tx_in_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(672)) tx_in_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata({_tx_in_slice_add_2[10:4], _tx_in_slice_add[10:4], s_tlp_hdr, s_tlp_data,

@@ -54,9 +54,9 @@ module onic_pcie4_tags (
     reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [661:0] req_park_bypass_data = 662'h0; // hdlgen/axis/axis.go:86
     reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:99
-    reg  [661:0] _park_head_npd_memread = 662'h0; // hdlgen/axis/axis.go:105
-    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:296
-    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:105
+    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:320
+    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:107
     reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:143
     reg  [27:0] _cpl_hdr_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:148
@@ -76,34 +76,40 @@ module onic_pcie4_tags (
     wire nph_ok; // hdlgen/internal/pcie4/tags.go:98
     wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:99
     wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:99
-    wire _rq_valid_eq_3; // hdlgen/axis/axis.go:120
-    wire _rq_valid_and_2; // hdlgen/axis/axis.go:121
+    wire req_split_to0; // hdlgen/axis/axis.go:120
+    wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire req_split_ready0; // hdlgen/axis/axis.go:121
-    wire _req_park_drop_eq; // hdlgen/axis/axis.go:120
+    wire req_split_to1; // hdlgen/axis/axis.go:120
     wire _req_park_drop_and; // hdlgen/axis/axis.go:121
     wire req_split_ready1; // hdlgen/axis/axis.go:121
     wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:106
     wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:106
     wire req_park_drop; // hdlgen/internal/pcie4/tags.go:106
-    wire _req_park_rptr_not; // hdlgen/axis/axis.go:90
+    wire req_park_empty; // hdlgen/axis/axis.go:88
+    wire req_park_full; // hdlgen/axis/axis.go:89
+    wire _req_park_pop_not; // hdlgen/axis/axis.go:90
     wire req_park_out_ready; // hdlgen/axis/axis.go:90
     wire _req_park_in_ready_not; // hdlgen/axis/axis.go:91
-    wire _req_park_wptr_and; // hdlgen/axis/axis.go:93
-    wire _req_park_rptr_and; // hdlgen/axis/axis.go:94
-    wire [8:0] _req_park_rptr_mux; // hdlgen/axis/axis.go:100
+    wire req_park_push; // hdlgen/axis/axis.go:93
+    wire req_park_pop; // hdlgen/axis/axis.go:94
+    wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:100
     wire [661:0] _park_head_npd_mux; // hdlgen/axis/axis.go:108
     wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:102
     wire np_credit; // hdlgen/internal/pcie4/tags.go:103
     wire req_release; // hdlgen/internal/pcie4/tags.go:104
-    wire _rq_valid_and; // hdlgen/internal/pcie4/tags.go:106
+    wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:106
     wire req_released_ready; // hdlgen/internal/pcie4/tags.go:106
-    wire _rq_valid_eq_2; // hdlgen/axis/axis.go:145
-    wire _rq_valid_eq; // hdlgen/axis/axis.go:145
-    wire _rq_valid_mux_2; // hdlgen/axis/axis.go:302
-    wire _rq_valid_mux; // hdlgen/axis/axis.go:302
-    wire _rq_valid_or; // hdlgen/axis/axis.go:306
-    wire [662:0] _rq_eop_mux; // hdlgen/axis/axis.go:308
-    wire req_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire req_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire req_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire req_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire req_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire req_merge_rr0; // hdlgen/axis/axis.go:150
+    wire req_merge_rr1; // hdlgen/axis/axis.go:150
+    wire req_merge_grant0; // hdlgen/axis/axis.go:326
+    wire req_merge_grant1; // hdlgen/axis/axis.go:326
+    wire req_merge_valid; // hdlgen/axis/axis.go:172
+    wire [662:0] req_merge_data; // hdlgen/axis/axis.go:174
+    wire req_merge_out_ready; // hdlgen/axis/axis.go:329
     wire req_out_ready; // hdlgen/internal/pcie4/tags.go:106
     wire req_parked; // hdlgen/internal/pcie4/tags.go:106
     wire req_moved; // hdlgen/internal/pcie4/tags.go:116
@@ -114,7 +120,7 @@ module onic_pcie4_tags (
     wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:124
     wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:124
     wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:128
-    wire [27:0] concat_294; // hdlgen/internal/pcie4/tags.go:135
+    wire [27:0] concat_286; // hdlgen/internal/pcie4/tags.go:135
     wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:145
     wire cpl_accept; // hdlgen/internal/pcie4/tags.go:145
     wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
@@ -142,60 +148,65 @@ module onic_pcie4_tags (
     assign req_npd = req_hdr[126] ? ((req_hdr[99:96] < 4'h5) ? 2'h1 : 2'h2) : 2'h0;
     assign _req_park_bypass_data_concat = {req_eop, req_port, req_npd, req_hdr, req_data, req_keep,
                                           req_sop};
-    assign req_in_ready = ((_rq_valid_eq_3 & req_split_ready0)
-                          | (_req_park_drop_eq & req_split_ready1));
+    assign req_in_ready = ((req_split_to0 & req_split_ready0) | (req_split_to1 & req_split_ready1));
     assign _npd_ok_1_add = {2'h0, npd_sent_1} + {2'h0, npd_sent_2};
     assign nph_ok = ({3'h0, np_sent_1} + {3'h0, np_sent_2}) < nph_av;
     assign npd_ok_1 = _npd_ok_1_add < npd_av;
     assign npd_ok_2 = (_npd_ok_1_add + 4'h1) < npd_av;
-    assign _rq_valid_eq_3 = req_needs_tag == 1'h0;
-    assign _rq_valid_and_2 = req_valid & _rq_valid_eq_3;
-    assign req_split_ready0 = (req_merge_out_ready & _rq_valid_mux_2);
-    assign _req_park_drop_eq = req_needs_tag == 1'h1;
-    assign _req_park_drop_and = req_valid & _req_park_drop_eq;
+    assign req_split_to0 = req_needs_tag == 1'h0;
+    assign _req_merge_in0_idle_and = req_valid & req_split_to0;
+    assign req_split_ready0 = (req_merge_out_ready & req_merge_grant0);
+    assign req_split_to1 = req_needs_tag == 1'h1;
+    assign _req_park_drop_and = req_valid & req_split_to1;
     assign req_split_ready1 = 1'h1;
     assign req_park_in_valid = (_req_park_drop_and & req_park_in_ready);
     assign req_park_in_ready = _req_park_in_ready_not;
     assign req_park_drop = _req_park_drop_and & (~req_park_in_ready);
-    assign _req_park_rptr_not = ~(req_park_rptr == req_park_wptr);
+    assign req_park_empty = req_park_rptr == req_park_wptr;
+    assign req_park_full = (req_park_rptr[8] != req_park_wptr[8])
+                           & (req_park_rptr[7:0] == req_park_wptr[7:0]);
+    assign _req_park_pop_not = ~req_park_empty;
     assign req_park_out_ready = (req_released_ready & req_release);
-    assign _req_park_in_ready_not = ~((req_park_rptr[8] != req_park_wptr[8])
-                                    & (req_park_rptr[7:0] == req_park_wptr[7:0]));
-    assign _req_park_wptr_and = req_park_in_valid & _req_park_in_ready_not;
-    assign _req_park_rptr_and = _req_park_rptr_not & req_park_out_ready;
-    assign _req_park_rptr_mux = _req_park_rptr_and ? req_park_rptr_inc : req_park_rptr;
-    assign _park_head_npd_mux = req_park_bypass ? req_park_bypass_data : _park_head_npd_memread;
+    assign _req_park_in_ready_not = ~req_park_full;
+    assign req_park_push = req_park_in_valid & _req_park_in_ready_not;
+    assign req_park_pop = _req_park_pop_not & req_park_out_ready;
+    assign req_park_rptr_next = req_park_pop ? req_park_rptr_inc : req_park_rptr;
+    assign _park_head_npd_mux = req_park_bypass ? req_park_bypass_data : req_park_head;
     assign park_head_npd = _park_head_npd_mux[658:657];
     assign np_credit = nph_ok
                        & (park_head_npd[1] ? npd_ok_2 : (park_head_npd[0] ? npd_ok_1 : 1'h1));
     assign req_release = tag_free & np_credit;
-    assign _rq_valid_and = _req_park_rptr_not & req_release;
-    assign req_released_ready = (req_merge_out_ready & _rq_valid_mux);
-    assign _rq_valid_eq_2 = req_merge_last == 1'h0;
-    assign _rq_valid_eq = req_merge_last == 1'h1;
-    assign _rq_valid_mux_2 = req_merge_busy ? (_rq_valid_eq_2 & _rq_valid_and_2)
-                             : ((_rq_valid_eq_2 & _rq_valid_and_2 & (~_rq_valid_and))
-                                 | (_rq_valid_eq & _rq_valid_and_2));
-    assign _rq_valid_mux = req_merge_busy ? (_rq_valid_eq & _rq_valid_and)
-                           : ((_rq_valid_eq_2 & _rq_valid_and)
-                               | (_rq_valid_eq & _rq_valid_and & (~_rq_valid_and_2)));
-    assign _rq_valid_or = _rq_valid_mux_2 | _rq_valid_mux;
-    assign _rq_eop_mux = _rq_valid_mux ? {_park_head_npd_mux, 1'h1}
-                         : {_req_park_bypass_data_concat, 1'h0};
+    assign _req_merge_in1_idle_and = _req_park_pop_not & req_release;
+    assign req_released_ready = (req_merge_out_ready & req_merge_grant1);
+    assign req_merge_last_is0 = req_merge_last == 1'h0;
+    assign req_merge_last_is1 = req_merge_last == 1'h1;
+    assign req_merge_in0_idle = ~_req_merge_in0_idle_and;
+    assign req_merge_in1_idle = ~_req_merge_in1_idle_and;
+    assign req_merge_rr0 = (req_merge_last_is0 & _req_merge_in0_idle_and & req_merge_in1_idle)
+                           | (req_merge_last_is1 & _req_merge_in0_idle_and);
+    assign req_merge_rr1 = (req_merge_last_is0 & _req_merge_in1_idle_and)
+                           | (req_merge_last_is1 & _req_merge_in1_idle_and & req_merge_in0_idle);
+    assign req_merge_grant0 = req_merge_busy ? (req_merge_last_is0 & _req_merge_in0_idle_and)
+                              : req_merge_rr0;
+    assign req_merge_grant1 = req_merge_busy ? (req_merge_last_is1 & _req_merge_in1_idle_and)
+                              : req_merge_rr1;
+    assign req_merge_valid = req_merge_grant0 | req_merge_grant1;
+    assign req_merge_data = req_merge_grant1 ? {_park_head_npd_mux, 1'h1}
+                            : {_req_park_bypass_data_concat, 1'h0};
     assign req_merge_out_ready = req_out_ready;
     assign req_out_ready = rq_ready;
-    assign req_parked = _rq_eop_mux[0];
-    assign req_moved = _rq_valid_or & req_out_ready;
+    assign req_parked = req_merge_data[0];
+    assign req_moved = req_merge_valid & req_out_ready;
     assign tag_alloc = req_moved & req_parked;
-    assign rq_out_completion = _rq_eop_mux[654:651] == 4'h5;
-    assign rq_out_requester = rq_out_completion ? _rq_eop_mux[593:578] : _rq_eop_mux[625:610];
-    assign rq_out_tag = {_rq_eop_mux[649], _rq_eop_mux[645],
-                        (rq_out_completion ? _rq_eop_mux[577:570] : _rq_eop_mux[609:602])};
-    assign _rq_hdr_concat_2 = {_rq_eop_mux[657:650], 1'h0, _rq_eop_mux[648:530]};
-    assign _rq_hdr_concat = {_rq_hdr_concat_2[127:116], 1'h0, _rq_eop_mux[644:530]};
-    assign _rq_hdr_mux = req_parked ? {_rq_hdr_concat[127:80], tag_cursor, _rq_eop_mux[601:530]}
-                         : _rq_eop_mux[657:530];
-    assign concat_294 = {_rq_eop_mux[661:660], rq_out_requester, rq_out_tag};
+    assign rq_out_completion = req_merge_data[654:651] == 4'h5;
+    assign rq_out_requester = rq_out_completion ? req_merge_data[593:578] : req_merge_data[625:610];
+    assign rq_out_tag = {req_merge_data[649], req_merge_data[645],
+                        (rq_out_completion ? req_merge_data[577:570] : req_merge_data[609:602])};
+    assign _rq_hdr_concat_2 = {req_merge_data[657:650], 1'h0, req_merge_data[648:530]};
+    assign _rq_hdr_concat = {_rq_hdr_concat_2[127:116], 1'h0, req_merge_data[644:530]};
+    assign _rq_hdr_mux = req_parked ? {_rq_hdr_concat[127:80], tag_cursor, req_merge_data[601:530]}
+                         : req_merge_data[657:530];
+    assign concat_286 = {req_merge_data[661:660], rq_out_requester, rq_out_tag};
     assign _rc_ready_or = (~cpl_valid_r) | cpl_ready;
     assign cpl_accept = rc_valid & _rc_ready_or;
     assign rc_completion = rc_hdr[92:89] == 4'h5;
@@ -207,7 +218,7 @@ module onic_pcie4_tags (
     assign tag_release = cpl_accept & rc_eop & rc_done;
     assign _tag_busy_and = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
                            & (~(tag_release ? (256'h1 << rc_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, _tag_free_shr[255:1], _rq_eop_mux[659:658], _rq_hdr_concat_2[115:0],
+    assign unused = &{1'b0, _tag_free_shr[255:1], req_merge_data[659:658], _rq_hdr_concat_2[115:0],
                     _rq_hdr_concat[79:0], _rq_hdr_mux[95:80], rc_tag[9:8],
                     _cpl_tag_held_r_shr[255:1], _cpl_hdr_concat_3[83:0], _cpl_hdr_concat_2[15:0],
                     _cpl_hdr_concat[95:16]};
@@ -264,7 +275,7 @@ module onic_pcie4_tags (
         if (rst) begin
             req_park_rptr <= 9'h0;
         end else begin
-            req_park_rptr <= _req_park_rptr_mux;
+            req_park_rptr <= req_park_rptr_next;
         end
     end
 
@@ -272,7 +283,7 @@ module onic_pcie4_tags (
         if (rst) begin
             req_park_wptr <= 9'h0;
         end else begin
-            req_park_wptr <= req_park_wptr + {8'h0, _req_park_wptr_and};
+            req_park_wptr <= req_park_wptr + {8'h0, req_park_push};
         end
     end
 
@@ -280,8 +291,8 @@ module onic_pcie4_tags (
         if (rst) begin
             req_park_bypass <= 1'h0;
         end else begin
-            req_park_bypass <= _req_park_wptr_and
-                               & (_req_park_rptr_and ? (req_park_wptr == req_park_rptr_inc)
+            req_park_bypass <= req_park_push
+                               & (req_park_pop ? (req_park_wptr == req_park_rptr_inc)
                                   : (req_park_wptr == req_park_rptr));
         end
     end
@@ -294,20 +305,19 @@ module onic_pcie4_tags (
         if (rst) begin
             req_park_rptr_inc <= 9'h1;
         end else begin
-            req_park_rptr_inc <= _req_park_rptr_and ? (req_park_rptr_inc + 9'h1)
-                                 : req_park_rptr_inc;
+            req_park_rptr_inc <= req_park_pop ? (req_park_rptr_inc + 9'h1) : req_park_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _park_head_npd_memread <= req_park_mem[_req_park_rptr_mux[7:0]];
+        req_park_head <= req_park_mem[req_park_rptr_next[7:0]];
     end
 
     always @(posedge clk) begin
         if (rst) begin
             req_merge_last <= 1'h1;
         end else begin
-            req_merge_last <= _rq_valid_mux ? 1'h1 : (_rq_valid_mux_2 ? 1'h0 : req_merge_last);
+            req_merge_last <= req_merge_grant1 ? 1'h1 : (req_merge_grant0 ? 1'h0 : req_merge_last);
         end
     end
 
@@ -315,8 +325,8 @@ module onic_pcie4_tags (
         if (rst) begin
             req_merge_busy <= 1'h0;
         end else begin
-            req_merge_busy <= (_rq_valid_or & req_merge_out_ready) ? (~_rq_eop_mux[662])
-                              : (req_merge_busy | _rq_valid_or);
+            req_merge_busy <= (req_merge_valid & req_merge_out_ready) ? (~req_merge_data[662])
+                              : (req_merge_busy | req_merge_valid);
         end
     end
 
@@ -380,25 +390,25 @@ module onic_pcie4_tags (
     end
 
     always @(posedge clk) begin
-        if (_req_park_wptr_and) begin
+        if (req_park_push) begin
             req_park_mem[req_park_wptr[7:0]] <= _req_park_bypass_data_concat;
         end
     end
 
     always @(posedge clk) begin
         if (tag_alloc) begin
-            tag_orig[tag_cursor] <= concat_294;
+            tag_orig[tag_cursor] <= concat_286;
         end
     end
 
     assign req_ready = req_in_ready;
     assign np_overflows = np_overflow_count;
-    assign rq_valid = _rq_valid_or;
+    assign rq_valid = req_merge_valid;
     assign rq_hdr = {_rq_hdr_mux[127:96], self_id, _rq_hdr_mux[79:0]};
-    assign rq_data = _rq_eop_mux[529:18];
-    assign rq_keep = _rq_eop_mux[17:2];
-    assign rq_sop = _rq_eop_mux[1];
-    assign rq_eop = _rq_eop_mux[662];
+    assign rq_data = req_merge_data[529:18];
+    assign rq_keep = req_merge_data[17:2];
+    assign rq_sop = req_merge_data[1];
+    assign rq_eop = req_merge_data[662];
     assign rc_ready = _rc_ready_or;
     assign cpl_hdr = cpl_tag_held_r
                      ? {_cpl_hdr_concat_2[95:32], _cpl_hdr_memread[25:10], _cpl_hdr_concat[15:0]}

@@ -93,8 +93,8 @@ module onic_pcie_manager_port_in (
     localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:241
     localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:241
     localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:241
-    reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:296
-    reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:320
+    reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:198
     reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:198
     reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:198
@@ -176,14 +176,18 @@ module onic_pcie_manager_port_in (
     wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1108: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
-    wire _port_mux_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _port_mux_busy_eq; // hdlgen/axis/axis.go:145
-    wire _port_mux_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _port_mux_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _port_mux_busy_or; // hdlgen/axis/axis.go:306
-    wire [658:0] _port_mux_busy_mux; // hdlgen/axis/axis.go:308
-    wire port_mux_out_ready; // hdlgen/axis/axis.go:311
-    wire port_in_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire port_mux_last_is0; // hdlgen/axis/axis.go:162
+    wire port_mux_last_is1; // hdlgen/axis/axis.go:162
+    wire port_mux_in0_idle; // hdlgen/axis/axis.go:135
+    wire port_mux_in1_idle; // hdlgen/axis/axis.go:135
+    wire port_mux_rr0; // hdlgen/axis/axis.go:150
+    wire port_mux_rr1; // hdlgen/axis/axis.go:150
+    wire port_mux_grant0; // hdlgen/axis/axis.go:326
+    wire port_mux_grant1; // hdlgen/axis/axis.go:326
+    wire port_mux_valid; // hdlgen/axis/axis.go:172
+    wire [658:0] port_mux_data; // hdlgen/axis/axis.go:174
+    wire port_mux_out_ready; // hdlgen/axis/axis.go:329
+    wire port_in_slice_m_ready; // hdlgen/axis/axis.go:358
     wire pin_ingress; // hdlgen/manager/portin.go:148
     wire [127:0] pin_hdr; // hdlgen/manager/portin.go:148
     wire adv; // hdlgen/manager/portin.go:152
@@ -248,31 +252,31 @@ module onic_pcie_manager_port_in (
     wire m_host_took; // hdlgen/manager/portin.go:304
     wire m_host_has; // hdlgen/manager/portin.go:304
     wire m_host_done; // hdlgen/manager/portin.go:304
-    wire m_host_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_host_slice_m_ready; // hdlgen/axis/axis.go:358
     wire m_kernel_offer; // hdlgen/manager/portin.go:304
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
     wire m_kernel_took; // hdlgen/manager/portin.go:304
     wire m_kernel_has; // hdlgen/manager/portin.go:304
     wire m_kernel_done; // hdlgen/manager/portin.go:304
-    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:358
     wire m_local_offer; // hdlgen/manager/portin.go:304
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
     wire m_local_took; // hdlgen/manager/portin.go:304
     wire m_local_has; // hdlgen/manager/portin.go:304
     wire m_local_done; // hdlgen/manager/portin.go:304
-    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:358
     wire m_port_a_offer; // hdlgen/manager/portin.go:304
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
     wire m_port_a_took; // hdlgen/manager/portin.go:304
     wire m_port_a_has; // hdlgen/manager/portin.go:304
     wire m_port_a_done; // hdlgen/manager/portin.go:304
-    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:358
     wire m_port_b_offer; // hdlgen/manager/portin.go:304
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
     wire m_port_b_took; // hdlgen/manager/portin.go:304
     wire m_port_b_has; // hdlgen/manager/portin.go:304
     wire m_port_b_done; // hdlgen/manager/portin.go:304
-    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:358
     wire pin_count; // hdlgen/manager/portin.go:307
     wire [31:0] _count_ok_zext; // hdlgen/manager/portin.go:315
     wire [31:0] _count_not_for_us_zext; // hdlgen/manager/portin.go:315
@@ -294,50 +298,52 @@ module onic_pcie_manager_port_in (
     wire [31:0] _deny_write_denied_zext; // hdlgen/manager/portin.go:322
     wire [31:0] _deny_egress_denied_zext; // hdlgen/manager/portin.go:322
     wire [31:0] _deny_source_invalid_zext; // hdlgen/manager/portin.go:322
-    wire port_in_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire port_in_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:359
     wire [2:0] access_rule; // hdlgen/internal/access/access.go:161
     wire access_found; // hdlgen/internal/access/access.go:161
     wire [15:0] access_domain; // hdlgen/internal/access/access.go:161
     wire [2:0] relay_access_rule; // hdlgen/internal/access/access.go:161
     wire relay_access_found; // hdlgen/internal/access/access.go:161
     wire [15:0] relay_access_domain; // hdlgen/internal/access/access.go:161
-    wire m_host_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [657:0] m_host_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire m_host_slice_m_tvalid; // hdlgen/axis/axis.go:341
-    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [666:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:341
-    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:341
-    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:341
-    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:341
-    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:341
-    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire m_host_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [657:0] m_host_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire m_host_slice_m_tvalid; // hdlgen/axis/axis.go:359
+    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [666:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:359
+    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:359
+    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:359
+    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:359
+    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:359
+    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:359
     wire unused;
 
-    assign s_port_a_tlp_in_ready = (port_mux_out_ready & _port_mux_busy_mux_3);
-    assign s_port_b_tlp_in_ready = (port_mux_out_ready & _port_mux_busy_mux_2);
-    assign _port_mux_busy_eq_2 = port_mux_last == 1'h0;
-    assign _port_mux_busy_eq = port_mux_last == 1'h1;
-    assign _port_mux_busy_mux_3 = port_mux_busy ? (_port_mux_busy_eq_2 & s_port_a_tlp_valid)
-                                  : ((_port_mux_busy_eq_2 & s_port_a_tlp_valid
-                                      & (~s_port_b_tlp_valid))
-                                      | (_port_mux_busy_eq & s_port_a_tlp_valid));
-    assign _port_mux_busy_mux_2 = port_mux_busy ? (_port_mux_busy_eq & s_port_b_tlp_valid)
-                                  : ((_port_mux_busy_eq_2 & s_port_b_tlp_valid)
-                                      | (_port_mux_busy_eq & s_port_b_tlp_valid
-                                         & (~s_port_a_tlp_valid)));
-    assign _port_mux_busy_or = _port_mux_busy_mux_3 | _port_mux_busy_mux_2;
-    assign _port_mux_busy_mux = _port_mux_busy_mux_2
-                                ? {s_port_b_tlp_eop, 1'h1, s_port_b_tlp_hdr, s_port_b_tlp_data,
-                                   s_port_b_tlp_keep, s_port_b_tlp_sop}
-                                : {s_port_a_tlp_eop, 1'h0, s_port_a_tlp_hdr, s_port_a_tlp_data,
-                                   s_port_a_tlp_keep, s_port_a_tlp_sop};
+    assign s_port_a_tlp_in_ready = (port_mux_out_ready & port_mux_grant0);
+    assign s_port_b_tlp_in_ready = (port_mux_out_ready & port_mux_grant1);
+    assign port_mux_last_is0 = port_mux_last == 1'h0;
+    assign port_mux_last_is1 = port_mux_last == 1'h1;
+    assign port_mux_in0_idle = ~s_port_a_tlp_valid;
+    assign port_mux_in1_idle = ~s_port_b_tlp_valid;
+    assign port_mux_rr0 = (port_mux_last_is0 & s_port_a_tlp_valid & port_mux_in1_idle)
+                          | (port_mux_last_is1 & s_port_a_tlp_valid);
+    assign port_mux_rr1 = (port_mux_last_is0 & s_port_b_tlp_valid)
+                          | (port_mux_last_is1 & s_port_b_tlp_valid & port_mux_in0_idle);
+    assign port_mux_grant0 = port_mux_busy ? (port_mux_last_is0 & s_port_a_tlp_valid)
+                             : port_mux_rr0;
+    assign port_mux_grant1 = port_mux_busy ? (port_mux_last_is1 & s_port_b_tlp_valid)
+                             : port_mux_rr1;
+    assign port_mux_valid = port_mux_grant0 | port_mux_grant1;
+    assign port_mux_data = port_mux_grant1
+                           ? {s_port_b_tlp_eop, 1'h1, s_port_b_tlp_hdr, s_port_b_tlp_data,
+                              s_port_b_tlp_keep, s_port_b_tlp_sop}
+                           : {s_port_a_tlp_eop, 1'h0, s_port_a_tlp_hdr, s_port_a_tlp_data,
+                              s_port_a_tlp_keep, s_port_a_tlp_sop};
     assign port_mux_out_ready = port_in_slice_s_tready;
     assign port_in_slice_m_ready = adv;
     assign pin_ingress = port_in_slice_m_tdata[657];
@@ -590,11 +596,11 @@ module onic_pcie_manager_port_in (
     endfunction
     assign cpl_trail_bytes = cpl_trail_bytes_lookup(p2_hdr[71:68]);
 
-    onic_axis_skid #(.WIDTH(659)) port_in_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(659)) port_in_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
-        .s_tdata(_port_mux_busy_mux),
-        .s_tvalid(_port_mux_busy_or),
+        .s_tdata(port_mux_data),
+        .s_tvalid(port_mux_valid),
         .s_tready(port_in_slice_s_tready),
         .m_tdata(port_in_slice_m_tdata),
         .m_tvalid(port_in_slice_m_tvalid),
@@ -625,7 +631,7 @@ module onic_pcie_manager_port_in (
         .domain(relay_access_domain)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_host_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_host_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_concat),
@@ -636,7 +642,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_host_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(667)) m_kernel_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(667)) m_kernel_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata({p3_bar, p3_slot, p3_out_hdr, _m_port_a_slice_concat_2}),
@@ -647,7 +653,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_concat),
@@ -658,7 +664,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_mux),
@@ -669,7 +675,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:359
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_mux),
@@ -684,8 +690,7 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             port_mux_last <= 1'h1;
         end else begin
-            port_mux_last <= _port_mux_busy_mux_2 ? 1'h1
-                             : (_port_mux_busy_mux_3 ? 1'h0 : port_mux_last);
+            port_mux_last <= port_mux_grant1 ? 1'h1 : (port_mux_grant0 ? 1'h0 : port_mux_last);
         end
     end
 
@@ -693,8 +698,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             port_mux_busy <= 1'h0;
         end else begin
-            port_mux_busy <= (_port_mux_busy_or & port_mux_out_ready) ? (~_port_mux_busy_mux[658])
-                             : (port_mux_busy | _port_mux_busy_or);
+            port_mux_busy <= (port_mux_valid & port_mux_out_ready) ? (~port_mux_data[658])
+                             : (port_mux_busy | port_mux_valid);
         end
     end
 

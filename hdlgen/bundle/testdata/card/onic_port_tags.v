@@ -46,9 +46,9 @@ module onic_port_tags (
     reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [657:0] egress_park_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
     reg  [6:0] egress_park_rptr_inc = 7'h1; // hdlgen/axis/axis.go:99
-    reg  [657:0] _m_tlp_eop_memread = 658'h0; // hdlgen/axis/axis.go:105
-    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:296
-    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:105
+    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:320
+    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:73
     reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:95
     reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:104
@@ -66,27 +66,33 @@ module onic_port_tags (
     wire tag_free; // hdlgen/internal/card/porttags.go:69
     wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:70
     wire egress_in_ready; // hdlgen/internal/card/porttags.go:71
-    wire _m_tlp_valid_eq_3; // hdlgen/axis/axis.go:120
-    wire _m_tlp_valid_and_2; // hdlgen/axis/axis.go:121
+    wire egress_split_to0; // hdlgen/axis/axis.go:120
+    wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire egress_split_ready0; // hdlgen/axis/axis.go:121
-    wire _egress_park_wptr_eq; // hdlgen/axis/axis.go:120
-    wire _egress_park_wptr_and_2; // hdlgen/axis/axis.go:121
+    wire egress_split_to1; // hdlgen/axis/axis.go:120
+    wire _egress_park_push_and; // hdlgen/axis/axis.go:121
     wire egress_split_ready1; // hdlgen/axis/axis.go:121
-    wire _egress_park_rptr_not; // hdlgen/axis/axis.go:90
+    wire egress_park_empty; // hdlgen/axis/axis.go:88
+    wire egress_park_full; // hdlgen/axis/axis.go:89
+    wire _egress_park_pop_not; // hdlgen/axis/axis.go:90
     wire egress_park_out_ready; // hdlgen/axis/axis.go:90
     wire _egress_split_ready1_not; // hdlgen/axis/axis.go:91
-    wire _egress_park_wptr_and; // hdlgen/axis/axis.go:93
-    wire _egress_park_rptr_and; // hdlgen/axis/axis.go:94
-    wire [6:0] _egress_park_rptr_mux; // hdlgen/axis/axis.go:100
-    wire _m_tlp_valid_and; // hdlgen/internal/card/porttags.go:73
+    wire egress_park_push; // hdlgen/axis/axis.go:93
+    wire egress_park_pop; // hdlgen/axis/axis.go:94
+    wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:100
+    wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:73
     wire egress_released_ready; // hdlgen/internal/card/porttags.go:73
-    wire _m_tlp_valid_eq_2; // hdlgen/axis/axis.go:145
-    wire _m_tlp_valid_eq; // hdlgen/axis/axis.go:145
-    wire _m_tlp_valid_mux_2; // hdlgen/axis/axis.go:302
-    wire _m_tlp_valid_mux; // hdlgen/axis/axis.go:302
-    wire _m_tlp_valid_or; // hdlgen/axis/axis.go:306
-    wire [658:0] _m_tlp_eop_mux; // hdlgen/axis/axis.go:308
-    wire egress_merge_out_ready; // hdlgen/axis/axis.go:311
+    wire egress_merge_last_is0; // hdlgen/axis/axis.go:162
+    wire egress_merge_last_is1; // hdlgen/axis/axis.go:162
+    wire egress_merge_in0_idle; // hdlgen/axis/axis.go:135
+    wire egress_merge_in1_idle; // hdlgen/axis/axis.go:135
+    wire egress_merge_rr0; // hdlgen/axis/axis.go:150
+    wire egress_merge_rr1; // hdlgen/axis/axis.go:150
+    wire egress_merge_grant0; // hdlgen/axis/axis.go:326
+    wire egress_merge_grant1; // hdlgen/axis/axis.go:326
+    wire egress_merge_valid; // hdlgen/axis/axis.go:172
+    wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:174
+    wire egress_merge_out_ready; // hdlgen/axis/axis.go:329
     wire egress_out_ready; // hdlgen/internal/card/porttags.go:73
     wire egress_parked; // hdlgen/internal/card/porttags.go:73
     wire egress_park_room; // hdlgen/internal/card/porttags.go:73
@@ -96,7 +102,7 @@ module onic_port_tags (
     wire tag_alloc; // hdlgen/internal/card/porttags.go:81
     wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:82
     wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:82
-    wire [25:0] concat_240; // hdlgen/internal/card/porttags.go:90
+    wire [25:0] concat_232; // hdlgen/internal/card/porttags.go:90
     wire rx_stage_free; // hdlgen/internal/card/porttags.go:98
     wire rx_accept; // hdlgen/internal/card/porttags.go:99
     wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
@@ -136,50 +142,60 @@ module onic_port_tags (
     assign tag_free = ~_tag_free_shr[0];
     assign _egress_park_bypass_data_concat = {s_tlp_eop, s_tlp_hdr, s_tlp_data, s_tlp_keep,
                                              s_tlp_sop};
-    assign egress_in_ready = ((_m_tlp_valid_eq_3 & egress_split_ready0)
-                             | (_egress_park_wptr_eq & egress_split_ready1));
-    assign _m_tlp_valid_eq_3 = egress_needs_tag == 1'h0;
-    assign _m_tlp_valid_and_2 = s_tlp_valid & _m_tlp_valid_eq_3;
-    assign egress_split_ready0 = (egress_merge_out_ready & _m_tlp_valid_mux_2);
-    assign _egress_park_wptr_eq = egress_needs_tag == 1'h1;
-    assign _egress_park_wptr_and_2 = s_tlp_valid & _egress_park_wptr_eq;
+    assign egress_in_ready = ((egress_split_to0 & egress_split_ready0)
+                             | (egress_split_to1 & egress_split_ready1));
+    assign egress_split_to0 = egress_needs_tag == 1'h0;
+    assign _egress_merge_in0_idle_and = s_tlp_valid & egress_split_to0;
+    assign egress_split_ready0 = (egress_merge_out_ready & egress_merge_grant0);
+    assign egress_split_to1 = egress_needs_tag == 1'h1;
+    assign _egress_park_push_and = s_tlp_valid & egress_split_to1;
     assign egress_split_ready1 = _egress_split_ready1_not;
-    assign _egress_park_rptr_not = ~(egress_park_rptr == egress_park_wptr);
+    assign egress_park_empty = egress_park_rptr == egress_park_wptr;
+    assign egress_park_full = (egress_park_rptr[6] != egress_park_wptr[6])
+                              & (egress_park_rptr[5:0] == egress_park_wptr[5:0]);
+    assign _egress_park_pop_not = ~egress_park_empty;
     assign egress_park_out_ready = (egress_released_ready & tag_free);
-    assign _egress_split_ready1_not = ~((egress_park_rptr[6] != egress_park_wptr[6])
-                                      & (egress_park_rptr[5:0] == egress_park_wptr[5:0]));
-    assign _egress_park_wptr_and = _egress_park_wptr_and_2 & _egress_split_ready1_not;
-    assign _egress_park_rptr_and = _egress_park_rptr_not & egress_park_out_ready;
-    assign _egress_park_rptr_mux = _egress_park_rptr_and ? egress_park_rptr_inc : egress_park_rptr;
-    assign _m_tlp_valid_and = _egress_park_rptr_not & tag_free;
-    assign egress_released_ready = (egress_merge_out_ready & _m_tlp_valid_mux);
-    assign _m_tlp_valid_eq_2 = egress_merge_last == 1'h0;
-    assign _m_tlp_valid_eq = egress_merge_last == 1'h1;
-    assign _m_tlp_valid_mux_2 = egress_merge_busy ? (_m_tlp_valid_eq_2 & _m_tlp_valid_and_2)
-                                : ((_m_tlp_valid_eq_2 & _m_tlp_valid_and_2 & (~_m_tlp_valid_and))
-                                    | (_m_tlp_valid_eq & _m_tlp_valid_and_2));
-    assign _m_tlp_valid_mux = egress_merge_busy ? (_m_tlp_valid_eq & _m_tlp_valid_and)
-                              : ((_m_tlp_valid_eq_2 & _m_tlp_valid_and)
-                                  | (_m_tlp_valid_eq & _m_tlp_valid_and & (~_m_tlp_valid_and_2)));
-    assign _m_tlp_valid_or = _m_tlp_valid_mux_2 | _m_tlp_valid_mux;
-    assign _m_tlp_eop_mux = _m_tlp_valid_mux
-                            ? {(egress_park_bypass ? egress_park_bypass_data : _m_tlp_eop_memread),
-                                1'h1}
-                            : {_egress_park_bypass_data_concat, 1'h0};
+    assign _egress_split_ready1_not = ~egress_park_full;
+    assign egress_park_push = _egress_park_push_and & _egress_split_ready1_not;
+    assign egress_park_pop = _egress_park_pop_not & egress_park_out_ready;
+    assign egress_park_rptr_next = egress_park_pop ? egress_park_rptr_inc : egress_park_rptr;
+    assign _egress_merge_in1_idle_and = _egress_park_pop_not & tag_free;
+    assign egress_released_ready = (egress_merge_out_ready & egress_merge_grant1);
+    assign egress_merge_last_is0 = egress_merge_last == 1'h0;
+    assign egress_merge_last_is1 = egress_merge_last == 1'h1;
+    assign egress_merge_in0_idle = ~_egress_merge_in0_idle_and;
+    assign egress_merge_in1_idle = ~_egress_merge_in1_idle_and;
+    assign egress_merge_rr0 = (egress_merge_last_is0 & _egress_merge_in0_idle_and
+                               & egress_merge_in1_idle)
+                              | (egress_merge_last_is1 & _egress_merge_in0_idle_and);
+    assign egress_merge_rr1 = (egress_merge_last_is0 & _egress_merge_in1_idle_and)
+                              | (egress_merge_last_is1 & _egress_merge_in1_idle_and
+                                 & egress_merge_in0_idle);
+    assign egress_merge_grant0 = egress_merge_busy
+                                 ? (egress_merge_last_is0 & _egress_merge_in0_idle_and)
+                                 : egress_merge_rr0;
+    assign egress_merge_grant1 = egress_merge_busy
+                                 ? (egress_merge_last_is1 & _egress_merge_in1_idle_and)
+                                 : egress_merge_rr1;
+    assign egress_merge_valid = egress_merge_grant0 | egress_merge_grant1;
+    assign egress_merge_data = egress_merge_grant1
+                               ? {(egress_park_bypass ? egress_park_bypass_data : egress_park_head),
+                                   1'h1}
+                               : {_egress_park_bypass_data_concat, 1'h0};
     assign egress_merge_out_ready = egress_out_ready;
     assign egress_out_ready = m_tlp_ready;
-    assign egress_parked = _m_tlp_eop_mux[0];
+    assign egress_parked = egress_merge_data[0];
     assign egress_park_room = egress_park_count < 7'h10;
-    assign egress_out_hdr_completion = _m_tlp_eop_mux[654:651] == 4'h5;
-    assign egress_out_hdr_requester = egress_out_hdr_completion ? _m_tlp_eop_mux[593:578]
-                                      : _m_tlp_eop_mux[625:610];
-    assign egress_out_hdr_tag = {_m_tlp_eop_mux[649], _m_tlp_eop_mux[645],
-                                (egress_out_hdr_completion ? _m_tlp_eop_mux[577:570]
-                                 : _m_tlp_eop_mux[609:602])};
-    assign tag_alloc = _m_tlp_valid_or & egress_out_ready & egress_parked;
-    assign _m_tlp_hdr_concat_2 = {_m_tlp_eop_mux[657:650], 1'h0, _m_tlp_eop_mux[648:530]};
-    assign _m_tlp_hdr_concat = {_m_tlp_hdr_concat_2[127:116], 1'h0, _m_tlp_eop_mux[644:530]};
-    assign concat_240 = {egress_out_hdr_requester, egress_out_hdr_tag};
+    assign egress_out_hdr_completion = egress_merge_data[654:651] == 4'h5;
+    assign egress_out_hdr_requester = egress_out_hdr_completion ? egress_merge_data[593:578]
+                                      : egress_merge_data[625:610];
+    assign egress_out_hdr_tag = {egress_merge_data[649], egress_merge_data[645],
+                                (egress_out_hdr_completion ? egress_merge_data[577:570]
+                                 : egress_merge_data[609:602])};
+    assign tag_alloc = egress_merge_valid & egress_out_ready & egress_parked;
+    assign _m_tlp_hdr_concat_2 = {egress_merge_data[657:650], 1'h0, egress_merge_data[648:530]};
+    assign _m_tlp_hdr_concat = {_m_tlp_hdr_concat_2[127:116], 1'h0, egress_merge_data[644:530]};
+    assign concat_232 = {egress_out_hdr_requester, egress_out_hdr_tag};
     assign rx_stage_free = ((~rx_valid_r) | _rx_taken_or);
     assign rx_accept = s_rx_valid & rx_stage_free;
     assign rx_in_hdr_completion = s_rx_hdr[124:121] == 4'h5;
@@ -233,7 +249,7 @@ module onic_port_tags (
         if (rst) begin
             egress_park_rptr <= 7'h0;
         end else begin
-            egress_park_rptr <= _egress_park_rptr_mux;
+            egress_park_rptr <= egress_park_rptr_next;
         end
     end
 
@@ -241,7 +257,7 @@ module onic_port_tags (
         if (rst) begin
             egress_park_wptr <= 7'h0;
         end else begin
-            egress_park_wptr <= egress_park_wptr + {6'h0, _egress_park_wptr_and};
+            egress_park_wptr <= egress_park_wptr + {6'h0, egress_park_push};
         end
     end
 
@@ -249,9 +265,8 @@ module onic_port_tags (
         if (rst) begin
             egress_park_bypass <= 1'h0;
         end else begin
-            egress_park_bypass <= _egress_park_wptr_and
-                                  & (_egress_park_rptr_and
-                                     ? (egress_park_wptr == egress_park_rptr_inc)
+            egress_park_bypass <= egress_park_push
+                                  & (egress_park_pop ? (egress_park_wptr == egress_park_rptr_inc)
                                      : (egress_park_wptr == egress_park_rptr));
         end
     end
@@ -264,21 +279,21 @@ module onic_port_tags (
         if (rst) begin
             egress_park_rptr_inc <= 7'h1;
         end else begin
-            egress_park_rptr_inc <= _egress_park_rptr_and ? (egress_park_rptr_inc + 7'h1)
+            egress_park_rptr_inc <= egress_park_pop ? (egress_park_rptr_inc + 7'h1)
                                     : egress_park_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _m_tlp_eop_memread <= egress_park_mem[_egress_park_rptr_mux[5:0]];
+        egress_park_head <= egress_park_mem[egress_park_rptr_next[5:0]];
     end
 
     always @(posedge clk) begin
         if (rst) begin
             egress_merge_last <= 1'h1;
         end else begin
-            egress_merge_last <= _m_tlp_valid_mux ? 1'h1
-                                 : (_m_tlp_valid_mux_2 ? 1'h0 : egress_merge_last);
+            egress_merge_last <= egress_merge_grant1 ? 1'h1
+                                 : (egress_merge_grant0 ? 1'h0 : egress_merge_last);
         end
     end
 
@@ -286,8 +301,9 @@ module onic_port_tags (
         if (rst) begin
             egress_merge_busy <= 1'h0;
         end else begin
-            egress_merge_busy <= (_m_tlp_valid_or & egress_merge_out_ready) ? (~_m_tlp_eop_mux[658])
-                                 : (egress_merge_busy | _m_tlp_valid_or);
+            egress_merge_busy <= (egress_merge_valid & egress_merge_out_ready)
+                                 ? (~egress_merge_data[658])
+                                 : (egress_merge_busy | egress_merge_valid);
         end
     end
 
@@ -296,8 +312,8 @@ module onic_port_tags (
             egress_park_count <= 7'h0;
         end else begin
             egress_park_count <= (egress_park_count
-                                  + {6'h0, (_egress_park_wptr_and_2 & egress_split_ready1)})
-                                 - {6'h0, _egress_park_rptr_and};
+                                  + {6'h0, (_egress_park_push_and & egress_split_ready1)})
+                                 - {6'h0, egress_park_pop};
         end
     end
 
@@ -369,27 +385,27 @@ module onic_port_tags (
     end
 
     always @(posedge clk) begin
-        if (_egress_park_wptr_and) begin
+        if (egress_park_push) begin
             egress_park_mem[egress_park_wptr[5:0]] <= _egress_park_bypass_data_concat;
         end
     end
 
     always @(posedge clk) begin
         if (tag_alloc) begin
-            tag_orig[tag_cursor] <= concat_240;
+            tag_orig[tag_cursor] <= concat_232;
         end
     end
 
     assign s_tlp_ready = egress_in_ready;
     assign np_room = egress_park_room;
-    assign m_tlp_valid = _m_tlp_valid_or;
+    assign m_tlp_valid = egress_merge_valid;
     assign m_tlp_hdr = egress_parked
-                       ? {_m_tlp_hdr_concat[127:80], tag_cursor, _m_tlp_eop_mux[601:530]}
-                       : _m_tlp_eop_mux[657:530];
-    assign m_tlp_data = _m_tlp_eop_mux[529:18];
-    assign m_tlp_keep = _m_tlp_eop_mux[17:2];
-    assign m_tlp_sop = _m_tlp_eop_mux[1];
-    assign m_tlp_eop = _m_tlp_eop_mux[658];
+                       ? {_m_tlp_hdr_concat[127:80], tag_cursor, egress_merge_data[601:530]}
+                       : egress_merge_data[657:530];
+    assign m_tlp_data = egress_merge_data[529:18];
+    assign m_tlp_keep = egress_merge_data[17:2];
+    assign m_tlp_sop = egress_merge_data[1];
+    assign m_tlp_eop = egress_merge_data[658];
     assign s_rx_ready = rx_stage_free;
     assign m_rx_valid = rx_valid_r & _m_rx_valid_not;
     assign m_rx_hdr = (rx_hdr_completion & rx_cpl_matches)

@@ -60,8 +60,8 @@ module onic_slot1 (
     reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:84
     reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:84
     reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:84
-    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:296
-    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:297
+    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:320
+    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [679:0] in_slice_data = 680'h0; // hdlgen/axis/axis.go:50
     reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -78,7 +78,7 @@ module onic_slot1 (
     reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:86
     reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
-    reg  [127:0] _out_slice_skid_data_memread_2 = 128'h0; // hdlgen/axis/axis.go:105
+    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:105
     reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:411
     reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:421
     reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:82
@@ -86,13 +86,13 @@ module onic_slot1 (
     reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:86
     reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:99
-    reg  [576:0] _out_slice_skid_data_memread = 577'h0; // hdlgen/axis/axis.go:105
+    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:105
     reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:82
     reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:83
     reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:86
     reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
-    reg  [12:0] _out_dws_memread = 13'h0; // hdlgen/axis/axis.go:105
+    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:105
     reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:430
     reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:431
     reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:436
@@ -110,21 +110,21 @@ module onic_slot1 (
     wire buffer_ready; // hdlgen/internal/slot/slot.go:329
     wire cpl_ready; // hdlgen/internal/slot/slot.go:330
     wire irq_ready; // hdlgen/internal/slot/slot.go:330
-    wire _in_mux_busy_not_3; // hdlgen/axis/axis.go:143
-    wire _in_mux_busy_not_2; // hdlgen/axis/axis.go:143
-    wire _in_mux_busy_eq_3; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_eq_2; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_eq; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_or_4; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_not; // hdlgen/axis/axis.go:143
-    wire _in_mux_busy_or_3; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_or_2; // hdlgen/axis/axis.go:145
-    wire _in_mux_busy_mux_4; // hdlgen/axis/axis.go:302
-    wire _in_mux_busy_mux_3; // hdlgen/axis/axis.go:302
-    wire _in_mux_busy_mux_2; // hdlgen/axis/axis.go:302
-    wire _in_mux_busy_or; // hdlgen/axis/axis.go:306
-    wire [659:0] _in_mux_busy_mux; // hdlgen/axis/axis.go:308
-    wire in_mux_out_ready; // hdlgen/axis/axis.go:311
+    wire in_mux_last_is0; // hdlgen/axis/axis.go:162
+    wire in_mux_last_is1; // hdlgen/axis/axis.go:162
+    wire in_mux_last_is2; // hdlgen/axis/axis.go:162
+    wire in_mux_in0_idle; // hdlgen/axis/axis.go:135
+    wire in_mux_in1_idle; // hdlgen/axis/axis.go:135
+    wire in_mux_in2_idle; // hdlgen/axis/axis.go:135
+    wire in_mux_rr0; // hdlgen/axis/axis.go:150
+    wire in_mux_rr1; // hdlgen/axis/axis.go:150
+    wire in_mux_rr2; // hdlgen/axis/axis.go:150
+    wire in_mux_grant0; // hdlgen/axis/axis.go:326
+    wire in_mux_grant1; // hdlgen/axis/axis.go:326
+    wire in_mux_grant2; // hdlgen/axis/axis.go:326
+    wire in_mux_valid; // hdlgen/axis/axis.go:172
+    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:174
+    wire in_mux_out_ready; // hdlgen/axis/axis.go:329
     wire [12:0] _in_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:517
     wire [12:0] _in_slice_skid_data_add; // hdlgen/internal/slot/slot.go:518
     wire [679:0] _in_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:519
@@ -152,11 +152,13 @@ module onic_slot1 (
     wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:387
     wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:387
     wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:387
+    wire jobs_empty; // hdlgen/axis/axis.go:88
+    wire jobs_full; // hdlgen/axis/axis.go:89
     wire jobs_out_ready; // hdlgen/axis/axis.go:90
     wire _job_room_not; // hdlgen/axis/axis.go:91
-    wire _jobs_wptr_and; // hdlgen/axis/axis.go:93
-    wire _jobs_rptr_and; // hdlgen/axis/axis.go:94
-    wire [4:0] _jobs_rptr_mux; // hdlgen/axis/axis.go:100
+    wire jobs_push; // hdlgen/axis/axis.go:93
+    wire jobs_pop; // hdlgen/axis/axis.go:94
+    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:100
     wire [127:0] _out_slice_skid_data_mux_5; // hdlgen/axis/axis.go:108
     wire len_room; // hdlgen/internal/slot/slot.go:407
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:408
@@ -185,19 +187,23 @@ module onic_slot1 (
     wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:412
     wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:412
     wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:423
-    wire _buffer_rptr_not; // hdlgen/axis/axis.go:90
+    wire buffer_empty; // hdlgen/axis/axis.go:88
+    wire buffer_full; // hdlgen/axis/axis.go:89
+    wire _buffer_pop_not; // hdlgen/axis/axis.go:90
     wire buffer_out_ready; // hdlgen/axis/axis.go:90
     wire _buffer_room_not; // hdlgen/axis/axis.go:91
-    wire _buffer_wptr_and; // hdlgen/axis/axis.go:93
-    wire _buffer_rptr_and; // hdlgen/axis/axis.go:94
-    wire [7:0] _buffer_rptr_mux; // hdlgen/axis/axis.go:100
+    wire buffer_push; // hdlgen/axis/axis.go:93
+    wire buffer_pop; // hdlgen/axis/axis.go:94
+    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:100
     wire [576:0] _out_slice_skid_data_mux_4; // hdlgen/axis/axis.go:108
-    wire _lens_rptr_not; // hdlgen/axis/axis.go:90
+    wire lens_empty; // hdlgen/axis/axis.go:88
+    wire lens_full; // hdlgen/axis/axis.go:89
+    wire _lens_pop_not; // hdlgen/axis/axis.go:90
     wire lens_out_ready; // hdlgen/axis/axis.go:90
     wire _len_room_not; // hdlgen/axis/axis.go:91
-    wire _lens_wptr_and; // hdlgen/axis/axis.go:93
-    wire _lens_rptr_and; // hdlgen/axis/axis.go:94
-    wire [4:0] _lens_rptr_mux; // hdlgen/axis/axis.go:100
+    wire lens_push; // hdlgen/axis/axis.go:93
+    wire lens_pop; // hdlgen/axis/axis.go:94
+    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:100
     wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:108
     wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:434
     wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:435
@@ -264,56 +270,50 @@ module onic_slot1 (
     assign kernel_s_tready = kernel_s_tready_2;
     assign job_push = (_drop_not_write_now_and & in_pass & kernel_s_tready);
     assign job_room = _job_room_not;
-    assign s_host_tlp_ready_w = (in_mux_out_ready & _in_mux_busy_mux_4);
-    assign s_port_a_tlp_ready_w = (in_mux_out_ready & _in_mux_busy_mux_3);
-    assign s_port_b_tlp_ready_w = (in_mux_out_ready & _in_mux_busy_mux_2);
+    assign s_host_tlp_ready_w = (in_mux_out_ready & in_mux_grant0);
+    assign s_port_a_tlp_ready_w = (in_mux_out_ready & in_mux_grant1);
+    assign s_port_b_tlp_ready_w = (in_mux_out_ready & in_mux_grant2);
     assign buffer_ready = (buffer_room & len_room);
     assign cpl_ready = (_out_valid_eq_2 & out_slice_in_ready);
     assign irq_ready = (_out_valid_eq & out_slice_in_ready);
-    assign _in_mux_busy_not_3 = ~s_port_a_tlp_valid;
-    assign _in_mux_busy_not_2 = ~s_port_b_tlp_valid;
-    assign _in_mux_busy_eq_3 = in_mux_last == 2'h0;
-    assign _in_mux_busy_eq_2 = in_mux_last == 2'h1;
-    assign _in_mux_busy_eq = in_mux_last == 2'h2;
-    assign _in_mux_busy_or_4 = (_in_mux_busy_eq_3 & s_host_tlp_valid & _in_mux_busy_not_3
-                                & _in_mux_busy_not_2)
-                               | (_in_mux_busy_eq_2 & s_host_tlp_valid & _in_mux_busy_not_2)
-                               | (_in_mux_busy_eq & s_host_tlp_valid);
-    assign _in_mux_busy_not = ~s_host_tlp_valid;
-    assign _in_mux_busy_or_3 = (_in_mux_busy_eq_3 & s_port_a_tlp_valid)
-                               | (_in_mux_busy_eq_2 & s_port_a_tlp_valid & _in_mux_busy_not_2
-                                  & _in_mux_busy_not)
-                               | (_in_mux_busy_eq & s_port_a_tlp_valid & _in_mux_busy_not);
-    assign _in_mux_busy_or_2 = (_in_mux_busy_eq_3 & s_port_b_tlp_valid & _in_mux_busy_not_3)
-                               | (_in_mux_busy_eq_2 & s_port_b_tlp_valid)
-                               | (_in_mux_busy_eq & s_port_b_tlp_valid & _in_mux_busy_not
-                                  & _in_mux_busy_not_3);
-    assign _in_mux_busy_mux_4 = in_mux_busy ? (_in_mux_busy_eq_3 & s_host_tlp_valid)
-                                : _in_mux_busy_or_4;
-    assign _in_mux_busy_mux_3 = in_mux_busy ? (_in_mux_busy_eq_2 & s_port_a_tlp_valid)
-                                : _in_mux_busy_or_3;
-    assign _in_mux_busy_mux_2 = in_mux_busy ? (_in_mux_busy_eq & s_port_b_tlp_valid)
-                                : _in_mux_busy_or_2;
-    assign _in_mux_busy_or = _in_mux_busy_mux_4 | _in_mux_busy_mux_3 | _in_mux_busy_mux_2;
-    assign _in_mux_busy_mux = _in_mux_busy_mux_2
-                              ? {s_port_b_tlp_eop, 2'h2, s_port_b_tlp_sop, s_port_b_tlp_keep,
-                                 s_port_b_tlp_data, s_port_b_tlp_hdr}
-                              : (_in_mux_busy_mux_3
-                                 ? {s_port_a_tlp_eop, 2'h1, s_port_a_tlp_sop, s_port_a_tlp_keep,
-                                    s_port_a_tlp_data, s_port_a_tlp_hdr}
-                                 : {s_host_tlp_eop, 2'h0, s_host_tlp_sop, s_host_tlp_keep,
-                                    s_host_tlp_data, s_host_tlp_hdr});
+    assign in_mux_last_is0 = in_mux_last == 2'h0;
+    assign in_mux_last_is1 = in_mux_last == 2'h1;
+    assign in_mux_last_is2 = in_mux_last == 2'h2;
+    assign in_mux_in0_idle = ~s_host_tlp_valid;
+    assign in_mux_in1_idle = ~s_port_a_tlp_valid;
+    assign in_mux_in2_idle = ~s_port_b_tlp_valid;
+    assign in_mux_rr0 = (in_mux_last_is0 & s_host_tlp_valid & in_mux_in1_idle & in_mux_in2_idle)
+                        | (in_mux_last_is1 & s_host_tlp_valid & in_mux_in2_idle)
+                        | (in_mux_last_is2 & s_host_tlp_valid);
+    assign in_mux_rr1 = (in_mux_last_is0 & s_port_a_tlp_valid)
+                        | (in_mux_last_is1 & s_port_a_tlp_valid & in_mux_in2_idle & in_mux_in0_idle)
+                        | (in_mux_last_is2 & s_port_a_tlp_valid & in_mux_in0_idle);
+    assign in_mux_rr2 = (in_mux_last_is0 & s_port_b_tlp_valid & in_mux_in1_idle)
+                        | (in_mux_last_is1 & s_port_b_tlp_valid)
+                        | (in_mux_last_is2 & s_port_b_tlp_valid & in_mux_in0_idle
+                           & in_mux_in1_idle);
+    assign in_mux_grant0 = in_mux_busy ? (in_mux_last_is0 & s_host_tlp_valid) : in_mux_rr0;
+    assign in_mux_grant1 = in_mux_busy ? (in_mux_last_is1 & s_port_a_tlp_valid) : in_mux_rr1;
+    assign in_mux_grant2 = in_mux_busy ? (in_mux_last_is2 & s_port_b_tlp_valid) : in_mux_rr2;
+    assign in_mux_valid = in_mux_grant0 | in_mux_grant1 | in_mux_grant2;
+    assign in_mux_data = in_mux_grant2
+                         ? {s_port_b_tlp_eop, 2'h2, s_port_b_tlp_sop, s_port_b_tlp_keep,
+                            s_port_b_tlp_data, s_port_b_tlp_hdr}
+                         : (in_mux_grant1
+                            ? {s_port_a_tlp_eop, 2'h1, s_port_a_tlp_sop, s_port_a_tlp_keep,
+                               s_port_a_tlp_data, s_port_a_tlp_hdr}
+                            : {s_host_tlp_eop, 2'h0, s_host_tlp_sop, s_host_tlp_keep,
+                               s_host_tlp_data, s_host_tlp_hdr});
     assign in_mux_out_ready = in_slice_skid_empty;
-    assign _in_slice_skid_data_concat_2 = {{(_in_mux_busy_mux[105:96] == 10'h0),
-                                             _in_mux_busy_mux[105:96]},
+    assign _in_slice_skid_data_concat_2 = {{(in_mux_data[105:96] == 10'h0), in_mux_data[105:96]},
                                           2'h0};
     assign _in_slice_skid_data_add = _in_slice_skid_data_concat_2 + 13'h3f;
     assign _in_slice_skid_data_concat = {_in_slice_skid_data_add[12:6],
-                                        _in_slice_skid_data_concat_2, _in_mux_busy_mux};
+                                        _in_slice_skid_data_concat_2, in_mux_data};
     assign in_slice_out_ready = in_ready;
     assign in_slice_skid_empty = ~in_slice_skid_valid;
     assign in_slice_load = in_slice_out_ready | (~in_slice_valid);
-    assign in_slice_pending = in_slice_skid_valid | _in_mux_busy_or;
+    assign in_slice_pending = in_slice_skid_valid | in_mux_valid;
     assign in_hdr_address = in_slice_data[125] ? {in_slice_data[63:2], 2'h0}
                             : {32'h0, {in_slice_data[63:34], 2'h0}};
     assign in_is_write = in_slice_data[126] & (in_slice_data[124:120] == 5'h0);
@@ -339,13 +339,14 @@ module onic_slot1 (
     assign _drop_not_write_count_zext = {31'h0, drop_not_write_now};
     assign _drop_closed_count_zext = {31'h0, drop_closed_now};
     assign _drop_no_proxy_count_zext = {31'h0, drop_no_proxy_now};
+    assign jobs_empty = jobs_rptr == jobs_wptr;
+    assign jobs_full = (jobs_rptr[4] != jobs_wptr[4]) & (jobs_rptr[3:0] == jobs_wptr[3:0]);
     assign jobs_out_ready = _jobs_out_ready_and;
-    assign _job_room_not = ~((jobs_rptr[4] != jobs_wptr[4]) & (jobs_rptr[3:0] == jobs_wptr[3:0]));
-    assign _jobs_wptr_and = job_push & _job_room_not;
-    assign _jobs_rptr_and = (~(jobs_rptr == jobs_wptr)) & jobs_out_ready;
-    assign _jobs_rptr_mux = _jobs_rptr_and ? jobs_rptr_inc : jobs_rptr;
-    assign _out_slice_skid_data_mux_5 = jobs_bypass ? jobs_bypass_data
-                                        : _out_slice_skid_data_memread_2;
+    assign _job_room_not = ~jobs_full;
+    assign jobs_push = job_push & _job_room_not;
+    assign jobs_pop = (~jobs_empty) & jobs_out_ready;
+    assign jobs_rptr_next = jobs_pop ? jobs_rptr_inc : jobs_rptr;
+    assign _out_slice_skid_data_mux_5 = jobs_bypass ? jobs_bypass_data : jobs_head;
     assign len_room = _len_room_not;
     assign _buffer_bypass_data_concat = {kernel_m_tlast, kernel_m_tkeep, kernel_m_tdata};
     assign buffer_room = _buffer_room_not;
@@ -444,24 +445,27 @@ module onic_slot1 (
     assign out_bytes_total = out_bytes + {6'h0, _out_bytes_total_add};
     assign _out_malformed_count_or = ((kernel_m_tkeep & (kernel_m_tkeep + 64'h1)) != 64'h0)
                                      | ((~kernel_m_tlast) & (~(&kernel_m_tkeep)));
-    assign _buffer_rptr_not = ~(buffer_rptr == buffer_wptr);
+    assign buffer_empty = buffer_rptr == buffer_wptr;
+    assign buffer_full = (buffer_rptr[7] != buffer_wptr[7])
+                         & (buffer_rptr[6:0] == buffer_wptr[6:0]);
+    assign _buffer_pop_not = ~buffer_empty;
     assign buffer_out_ready = (_out_valid_eq_3 & out_slice_in_ready);
-    assign _buffer_room_not = ~((buffer_rptr[7] != buffer_wptr[7])
-                              & (buffer_rptr[6:0] == buffer_wptr[6:0]));
-    assign _buffer_wptr_and = kernel_m_tvalid & len_room & _buffer_room_not;
-    assign _buffer_rptr_and = _buffer_rptr_not & buffer_out_ready;
-    assign _buffer_rptr_mux = _buffer_rptr_and ? buffer_rptr_inc : buffer_rptr;
-    assign _out_slice_skid_data_mux_4 = buffer_bypass ? buffer_bypass_data
-                                        : _out_slice_skid_data_memread;
-    assign _lens_rptr_not = ~(lens_rptr == lens_wptr);
+    assign _buffer_room_not = ~buffer_full;
+    assign buffer_push = kernel_m_tvalid & len_room & _buffer_room_not;
+    assign buffer_pop = _buffer_pop_not & buffer_out_ready;
+    assign buffer_rptr_next = buffer_pop ? buffer_rptr_inc : buffer_rptr;
+    assign _out_slice_skid_data_mux_4 = buffer_bypass ? buffer_bypass_data : buffer_head;
+    assign lens_empty = lens_rptr == lens_wptr;
+    assign lens_full = (lens_rptr[4] != lens_wptr[4]) & (lens_rptr[3:0] == lens_wptr[3:0]);
+    assign _lens_pop_not = ~lens_empty;
     assign lens_out_ready = _jobs_out_ready_and;
-    assign _len_room_not = ~((lens_rptr[4] != lens_wptr[4]) & (lens_rptr[3:0] == lens_wptr[3:0]));
-    assign _lens_wptr_and = _out_bytes_and & kernel_m_tlast & _len_room_not;
-    assign _lens_rptr_and = _lens_rptr_not & lens_out_ready;
-    assign _lens_rptr_mux = _lens_rptr_and ? lens_rptr_inc : lens_rptr;
-    assign _out_dws_mux = lens_bypass ? lens_bypass_data : _out_dws_memread;
+    assign _len_room_not = ~lens_full;
+    assign lens_push = _out_bytes_and & kernel_m_tlast & _len_room_not;
+    assign lens_pop = _lens_pop_not & lens_out_ready;
+    assign lens_rptr_next = lens_pop ? lens_rptr_inc : lens_rptr;
+    assign _out_dws_mux = lens_bypass ? lens_bypass_data : lens_head;
     assign out_sel = out_busy ? out_held
-                     : (_lens_rptr_not ? 2'h1
+                     : (_lens_pop_not ? 2'h1
                         : (kernel_m_cpl_valid ? 2'h2 : (kernel_m_irq_valid ? 2'h3 : 2'h0)));
     assign _out_valid_eq_3 = out_sel == 2'h1;
     assign _out_valid_eq_2 = out_sel == 2'h2;
@@ -482,7 +486,7 @@ module onic_slot1 (
     assign msg_rewrite_dw0 = {2'h1, msg_rewrite_4dw, 29'h1};
     assign msg_rewrite_dw1 = {self_id, 16'hf};
     assign out_slice_in_ready = out_slice_skid_empty;
-    assign out_valid = (_out_valid_eq_3 & _buffer_rptr_not) | (_out_valid_eq_2 & kernel_m_cpl_valid)
+    assign out_valid = (_out_valid_eq_3 & _buffer_pop_not) | (_out_valid_eq_2 & kernel_m_cpl_valid)
                        | (_out_valid_eq & kernel_m_irq_valid);
     assign _out_slice_skid_data_mux_2 = _out_valid_eq_3 ? _out_slice_skid_data_mux_4[576] : 1'h1;
     assign _out_slice_skid_data_concat_2 = {(|_out_slice_skid_data_mux_4[575:572]),
@@ -610,9 +614,8 @@ module onic_slot1 (
         if (rst) begin
             in_mux_last <= 2'h2;
         end else begin
-            in_mux_last <= _in_mux_busy_mux_2 ? 2'h2
-                           : (_in_mux_busy_mux_3 ? 2'h1
-                              : (_in_mux_busy_mux_4 ? 2'h0 : in_mux_last));
+            in_mux_last <= in_mux_grant2 ? 2'h2
+                           : (in_mux_grant1 ? 2'h1 : (in_mux_grant0 ? 2'h0 : in_mux_last));
         end
     end
 
@@ -620,8 +623,8 @@ module onic_slot1 (
         if (rst) begin
             in_mux_busy <= 1'h0;
         end else begin
-            in_mux_busy <= (_in_mux_busy_or & in_mux_out_ready) ? (~_in_mux_busy_mux[659])
-                           : (in_mux_busy | _in_mux_busy_or);
+            in_mux_busy <= (in_mux_valid & in_mux_out_ready) ? (~in_mux_data[659])
+                           : (in_mux_busy | in_mux_valid);
         end
     end
 
@@ -648,7 +651,7 @@ module onic_slot1 (
     end
 
     always @(posedge clk) begin
-        if ((~in_slice_load) & _in_mux_busy_or & in_slice_skid_empty) begin
+        if ((~in_slice_load) & in_mux_valid & in_slice_skid_empty) begin
             in_slice_skid_data <= _in_slice_skid_data_concat;
         end
     end
@@ -723,7 +726,7 @@ module onic_slot1 (
         if (rst) begin
             jobs_rptr <= 5'h0;
         end else begin
-            jobs_rptr <= _jobs_rptr_mux;
+            jobs_rptr <= jobs_rptr_next;
         end
     end
 
@@ -731,7 +734,7 @@ module onic_slot1 (
         if (rst) begin
             jobs_wptr <= 5'h0;
         end else begin
-            jobs_wptr <= jobs_wptr + {4'h0, _jobs_wptr_and};
+            jobs_wptr <= jobs_wptr + {4'h0, jobs_push};
         end
     end
 
@@ -739,9 +742,8 @@ module onic_slot1 (
         if (rst) begin
             jobs_bypass <= 1'h0;
         end else begin
-            jobs_bypass <= _jobs_wptr_and
-                           & (_jobs_rptr_and ? (jobs_wptr == jobs_rptr_inc)
-                              : (jobs_wptr == jobs_rptr));
+            jobs_bypass <= jobs_push
+                           & (jobs_pop ? (jobs_wptr == jobs_rptr_inc) : (jobs_wptr == jobs_rptr));
         end
     end
 
@@ -753,12 +755,12 @@ module onic_slot1 (
         if (rst) begin
             jobs_rptr_inc <= 5'h1;
         end else begin
-            jobs_rptr_inc <= _jobs_rptr_and ? (jobs_rptr_inc + 5'h1) : jobs_rptr_inc;
+            jobs_rptr_inc <= jobs_pop ? (jobs_rptr_inc + 5'h1) : jobs_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _out_slice_skid_data_memread_2 <= jobs_mem[_jobs_rptr_mux[3:0]];
+        jobs_head <= jobs_mem[jobs_rptr_next[3:0]];
     end
 
     always @(posedge clk) begin
@@ -782,7 +784,7 @@ module onic_slot1 (
         if (rst) begin
             buffer_rptr <= 8'h0;
         end else begin
-            buffer_rptr <= _buffer_rptr_mux;
+            buffer_rptr <= buffer_rptr_next;
         end
     end
 
@@ -790,7 +792,7 @@ module onic_slot1 (
         if (rst) begin
             buffer_wptr <= 8'h0;
         end else begin
-            buffer_wptr <= buffer_wptr + {7'h0, _buffer_wptr_and};
+            buffer_wptr <= buffer_wptr + {7'h0, buffer_push};
         end
     end
 
@@ -798,8 +800,8 @@ module onic_slot1 (
         if (rst) begin
             buffer_bypass <= 1'h0;
         end else begin
-            buffer_bypass <= _buffer_wptr_and
-                             & (_buffer_rptr_and ? (buffer_wptr == buffer_rptr_inc)
+            buffer_bypass <= buffer_push
+                             & (buffer_pop ? (buffer_wptr == buffer_rptr_inc)
                                 : (buffer_wptr == buffer_rptr));
         end
     end
@@ -812,19 +814,19 @@ module onic_slot1 (
         if (rst) begin
             buffer_rptr_inc <= 8'h1;
         end else begin
-            buffer_rptr_inc <= _buffer_rptr_and ? (buffer_rptr_inc + 8'h1) : buffer_rptr_inc;
+            buffer_rptr_inc <= buffer_pop ? (buffer_rptr_inc + 8'h1) : buffer_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _out_slice_skid_data_memread <= buffer_mem[_buffer_rptr_mux[6:0]];
+        buffer_head <= buffer_mem[buffer_rptr_next[6:0]];
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lens_rptr <= 5'h0;
         end else begin
-            lens_rptr <= _lens_rptr_mux;
+            lens_rptr <= lens_rptr_next;
         end
     end
 
@@ -832,7 +834,7 @@ module onic_slot1 (
         if (rst) begin
             lens_wptr <= 5'h0;
         end else begin
-            lens_wptr <= lens_wptr + {4'h0, _lens_wptr_and};
+            lens_wptr <= lens_wptr + {4'h0, lens_push};
         end
     end
 
@@ -840,9 +842,8 @@ module onic_slot1 (
         if (rst) begin
             lens_bypass <= 1'h0;
         end else begin
-            lens_bypass <= _lens_wptr_and
-                           & (_lens_rptr_and ? (lens_wptr == lens_rptr_inc)
-                              : (lens_wptr == lens_rptr));
+            lens_bypass <= lens_push
+                           & (lens_pop ? (lens_wptr == lens_rptr_inc) : (lens_wptr == lens_rptr));
         end
     end
 
@@ -854,12 +855,12 @@ module onic_slot1 (
         if (rst) begin
             lens_rptr_inc <= 5'h1;
         end else begin
-            lens_rptr_inc <= _lens_rptr_and ? (lens_rptr_inc + 5'h1) : lens_rptr_inc;
+            lens_rptr_inc <= lens_pop ? (lens_rptr_inc + 5'h1) : lens_rptr_inc;
         end
     end
 
     always @(posedge clk) begin
-        _out_dws_memread <= lens_mem[_lens_rptr_mux[3:0]];
+        lens_head <= lens_mem[lens_rptr_next[3:0]];
     end
 
     always @(posedge clk) begin
@@ -917,19 +918,19 @@ module onic_slot1 (
     end
 
     always @(posedge clk) begin
-        if (_jobs_wptr_and) begin
+        if (jobs_push) begin
             jobs_mem[jobs_wptr[3:0]] <= _jobs_bypass_data_mux;
         end
     end
 
     always @(posedge clk) begin
-        if (_buffer_wptr_and) begin
+        if (buffer_push) begin
             buffer_mem[buffer_wptr[6:0]] <= _buffer_bypass_data_concat;
         end
     end
 
     always @(posedge clk) begin
-        if (_lens_wptr_and) begin
+        if (lens_push) begin
             lens_mem[lens_wptr[3:0]] <= out_bytes_total;
         end
     end
