@@ -133,6 +133,19 @@ func TestReadableCard(t *testing.T) {
 	if modules < 20 {
 		t.Errorf("%d modules: not the whole card", modules)
 	}
+	// The modules a reader meets first say what each of their interfaces
+	// is: a comment line among their ports (ir.Module.Describe).
+	for _, f := range fs {
+		name := strings.TrimSuffix(f.Name, ".v")
+		if !regexp.MustCompile(`^onic_(card|pcie_manager|pcie_manager_port_in|pcie_manager_regbar|optlink|pcie4_(cq|cc|rq|rc)|slot\d+|slot\d+_kernel)$`).MatchString(name) {
+			continue
+		}
+		_, ports, _ := strings.Cut(string(f.Data), "module "+name+" (")
+		ports, _, _ = strings.Cut(ports, ");")
+		if !strings.Contains(ports, "\n    // ") {
+			t.Errorf("%s: no description among its ports", f.Name)
+		}
+	}
 }
 
 // TestDataPathNotReset: in the default manager and its modules no

@@ -190,7 +190,25 @@ type Module struct {
 	errs   []error
 	family *Family
 	fsms   []FSM
+	docs   []PortDoc
 }
+
+// PortDoc describes one interface of a module: the ports whose names
+// start with Prefix.
+type PortDoc struct {
+	Prefix, Text string
+}
+
+// Describe says in prose what the module's interface prefix is (the
+// ports whose names start with it: "s_host_tlp_"); a printer puts it
+// before the first of them. The first description whose prefix a port
+// has is the port's.
+func (m *Module) Describe(prefix, text string) {
+	m.docs = append(m.docs, PortDoc{prefix, text})
+}
+
+// PortDocs returns the interfaces' descriptions, in the order given.
+func (m *Module) PortDocs() []PortDoc { return m.docs }
 
 // FSM is a register that holds a state machine's state, and its states'
 // names (States).

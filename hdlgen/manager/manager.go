@@ -557,6 +557,17 @@ type decision struct {
 func (g *gen) ports() *pipe {
 	m := g.m
 	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0)}
+	m.Describe("self_id", "The O-NIC's own routing ID (bus, device, function), as enumeration gave it.")
+	m.Describe("port_down", "Per optical port (bit 0 A, bit 1 B): the port is down or stalled, so the decision fails or holds what is for it.")
+	m.Describe("s_axil_", "The manager's registers over AXI-Lite (windows, LUT, access rules, counters): pcie/manager's register map, 12-bit offsets.")
+	m.Describe("s_host_tlp_", "TLPs from the host: a 128-bit header (DW0 in the top bits), the payload from byte 0 of the first beat, a keep bit per DW, the BAR and physical function the PCIe block matched; sop and eop frame a TLP.")
+	m.Describe("m_port_a_tlp_", "TLPs out of optical port A, translated, with the proxy requester ID: header, payload, keep, sop and eop as on s_host_tlp.")
+	m.Describe("m_port_b_tlp_", "The same out of optical port B.")
+	m.Describe("m_kernel", "Posted writes for the kernel slots, the slot's number on the sideband.")
+	m.Describe("m_local_tlp_", "Requests for the O-NIC's own register BAR, to the register block.")
+	m.Describe("m_cpl_tlp_", "Completions the manager makes itself for the host (a failed or refused request's UR or CA): a 96-bit header.")
+	m.Describe("host_busy", "A TLP from the host is still in the pipeline.")
+	m.Describe("count_", "The decision counters (COUNT_*), saturating.")
 	p.selfID = m.Input("self_id", 16)
 	p.portDown = m.Input("port_down", 2)
 	p.ax = g.axiLite()

@@ -127,6 +127,17 @@ func portOf(from string) uint64 {
 // would only hand them back and forth.
 func (p *portIn) build() {
 	m, W, K := p.m, p.W, p.K
+	m.Describe("self_id", "The O-NIC's own routing ID, as enumeration gave it.")
+	m.Describe("bus_master", "The host's Bus Master Enable for the O-NIC: clear, no request from a port goes to the host.")
+	m.Describe("s_port_a_tlp_", "TLPs from optical port A's link: a 128-bit header (DW0 in the top bits), the payload from byte 0, a keep bit per DW; sop and eop frame a TLP.")
+	m.Describe("s_port_b_tlp_", "The same from optical port B.")
+	m.Describe("m_host_tlp_", "Requests and completions for the host, checked, with the local requester restored on completions.")
+	m.Describe("m_kernel", "Posted writes steered to a kernel slot (kernel_in ranges): the slot on the sideband and whether they came in on port B.")
+	m.Describe("m_local_tlp_", "Requests from a port for the O-NIC's own registers, to the register block.")
+	m.Describe("m_port_a_tlp_", "Out of port A: writes relayed from port B (relay ranges), and the UR completions for requests that came in on A and are answered here (a configuration request, one not supported).")
+	m.Describe("m_port_b_tlp_", "The same for port B.")
+	m.Describe("count_", "The port pipeline's decision counters (port_in_count_*), saturating.")
+	m.Describe("deny_", "Its access-check denials by rule (port_in_deny_*), saturating.")
 	p.self = m.Input("self_id", 16)
 	// The host's Bus Master Enable for the O-NIC (PG213
 	// cfg_function_status, PF0's bit 2): clear, no request goes upstream.

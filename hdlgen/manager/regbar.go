@@ -79,6 +79,14 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	K := W / 32
 	jb := bits.Len(uint(K - 1)) // bits of a DW's index in a beat
 	m := ir.NewModule(c.Name + "_regbar")
+	m.Describe("self_id", "The O-NIC's routing ID: the completer ID of the block's completions.")
+	m.Describe("s_tlp_", "Requests for the register BAR, from the host's and the ports' pipelines: a 128-bit header, the payload, keep, sop and eop.")
+	m.Describe("m_cpl_tlp_", "The block's completions for the register reads, to where each request came from.")
+	m.Describe("max_payload", "The host's Max_Payload_Size (PG213 cfg_max_payload).")
+	m.Describe("busy", "A register write is on its way to the manager or a slot.")
+	m.Describe("m_axil_", "The manager's registers, as an AXI-Lite master.")
+	m.Describe("m_slot_axil_", "The kernel slots' register pages, as an AXI-Lite master.")
+	m.Describe("ctr_", "The card's counter region: the index of the counter read and its value.")
 	self := m.Input("self_id", 16)
 	hdrIn := m.Input("s_tlp_hdr", 128)
 	dataIn := m.Input("s_tlp_data", W)

@@ -877,6 +877,22 @@ func (e *emitter) top(i int) string {
 	return e.ref(i)
 }
 
+// comment is text as // comment lines indented by indent, its words
+// filled to width columns.
+func comment(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent + "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > width && len(line) > len(indent)+2 {
+			b.WriteString(line + "\n")
+			line = indent + "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
 // matching reports whether x's first brace closes at its end.
 func matching(x string) bool {
 	depth := 0
@@ -1097,15 +1113,36 @@ func (e *emitter) statements() []byte {
 	if e.arst {
 		ports = append(ports, "    input  wire arst")
 	}
+	// An interface's description (ir.Module.Describe) goes before its
+	// first port, as comment lines.
+	notes := make([]string, len(ports), len(ports)+len(m.Ports()))
+	told := make([]bool, len(m.PortDocs()))
 	for k, p := range m.Ports() {
 		dir := "input "
 		if p.Output {
 			dir = "output"
 		}
 		ports = append(ports, fmt.Sprintf("    %s %s %s", dir, decl("wire", e.node(p.Node).W), e.ports[k]))
+		note := ""
+		for i, d := range m.PortDocs() {
+			if strings.HasPrefix(p.Name, d.Prefix) {
+				if !told[i] {
+					told[i], note = true, comment(d.Text, "    ", WrapWidth)
+				}
+				break
+			}
+		}
+		notes = append(notes, note)
 	}
-	b.WriteString(strings.Join(ports, ",\n"))
-	b.WriteString("\n);\n")
+	for k, p := range ports {
+		b.WriteString(notes[k])
+		b.WriteString(p)
+		if k < len(ports)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(");\n")
 	// Declarations (registers, then wires, in node order), then the
 	// wires' continuous assignments: with every name declared first, the
 	// order of the assignments cannot matter.

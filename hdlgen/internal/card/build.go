@@ -323,6 +323,24 @@ func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles i
 // would only hand them back and forth.
 func Build(name string, p Parts) *ir.Module {
 	m := ir.NewModule(name)
+	// The interfaces, as PG213 names the block's (onic_top connects them
+	// to the IP instance by name) and as the optical ports' wrappers take
+	// them.
+	m.Describe("cfg_bus_number", "PG213's configuration status: the bus number the block captured; the O-NIC is device 0, function 0 on it.")
+	m.Describe("m_axis_cq_", "PG213 completer requests (CQ): the host's requests to the O-NIC's BARs, 512 bits, straddling off.")
+	m.Describe("m_axis_rc_", "PG213 requester completions (RC): the host's completions for requests the card sent upstream.")
+	m.Describe("pcie_tfc_", "PG213 transmit flow control: the block's non-posted header and data credits, which gate requests on RQ.")
+	m.Describe("cfg_function_status", "PG213's function status: Bus Master Enable (bit 2) of physical function 0.")
+	m.Describe("port_in_", "Saturating counters of the port pipeline's decisions and denials, as in the register BAR's counter region.")
+	m.Describe("host_np_overflows", "Non-posted requests for the host (a peer's reads, on RQ) dropped because the park where they wait for a tag and credits was full.")
+	m.Describe("cfg_max_payload", "PG213's configuration status: the Max_Payload_Size the host set (0 128 bytes, 1 256, ...).")
+	m.Describe("slot", "Each kernel slot's drop counters.")
+	m.Describe("s_axis_rq_", "PG213 requester requests (RQ): the card's requests to the host (peers' DMA, kernels' output, MSI-X).")
+	m.Describe("s_axis_cc_", "PG213 completer completions (CC): the card's completions for the host's requests.")
+	m.Describe("pcie_cq_np_req", "PG213: the card takes another non-posted request on CQ.")
+	m.Describe("cfg_ext_", "PG213's user extended configuration space: the O-NIC's description capability.")
+	m.Describe("port_a_", "Optical port A: the transceiver wrapper's lane words (tx_*, rx_*, phy_up; join one card's tx_* to another's rx_*), the link's state and its counters, and the hold buffer's drops and the egress stalls.")
+	m.Describe("port_b_", "Optical port B, the same.")
 	// The O-NIC is the block's physical function 0: its ID is the bus
 	// number the block captured from configuration writes, device 0,
 	// function 0 (PG213 cfg_bus_number, in the configuration control

@@ -114,6 +114,13 @@ func (l *builder) saturating(name string, add ir.Value) ir.Value {
 
 func (l *builder) ports() {
 	m := l.m
+	m.Describe("phy_up", "From the transceiver wrapper: the lanes are locked and bonded.")
+	m.Describe("tx_", "Lane words to the wrapper, a 512-bit word a cycle while tx_ready is high: tx_ctl marks a control word (training, Ack or Nak and credits) among the frames' words; join one card's tx_* to another's rx_*.")
+	m.Describe("rx_", "Lane words from the wrapper, as the partner's tx_* sent them.")
+	m.Describe("state", "The link's state: 0 DOWN, 1 TRAINING, 2 UP.")
+	m.Describe("s_tlp_", "TLPs to send, from the manager's egress stream: a 128-bit header, the payload from byte 0, a keep bit per DW, sop and eop; admitted only while the link is up and a whole frame fits the replay buffer and the partner's credits.")
+	m.Describe("replays", "Saturating counters: replays of the replay buffer, Naks sent, damaged frames and control words, frames lost when the link went down, stalls that took it down, and good frames whose length lies.")
+	m.Describe("m_tlp_", "TLPs received and checked, in the manager's stream format.")
 	l.phyUp = m.Input("phy_up", 1)
 	l.txReady = m.Input("tx_ready", 1)
 	l.rxData = m.Input("rx_data", dataBits)

@@ -28,6 +28,8 @@ const (
 // beat's last 12 bytes and the next one's first 52. The completer ID is
 // left to the block (Completer ID Enable clear), as an endpoint's must be.
 func CC(m *ir.Module) {
+	m.Describe("tlp_", "From the manager: completions, a 96-bit header (DW0 in the top bits), the payload from byte 0, a keep bit per DW, sop and eop.")
+	m.Describe("s_axis_cc_", "To the PCIe block: completer completions (PG213 CC), a 12-byte descriptor then the payload.")
 	hdr := m.Input("tlp_hdr", ccCplHdrBits)
 	data := m.Input("tlp_data", dataBits)
 	keep := m.Input("tlp_keep", keepBits)

@@ -69,6 +69,8 @@ var requestTypes = func() []struct {
 // each output beat is the previous input beat's last 48 bytes and the
 // next one's first 16.
 func CQ(m *ir.Module) {
+	m.Describe("m_axis_cq_", "From the PCIe block: completer requests (PG213 CQ), a 16-byte descriptor then the payload, 512 bits, straddling off.")
+	m.Describe("tlp_", "To the manager: the requests as TLPs, a 128-bit header (DW0 in the top bits), the payload from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP; func and bar are the physical function and BAR the block matched.")
 	data := m.Input("m_axis_cq_tdata", dataBits)
 	user := m.Input("m_axis_cq_tuser", TUserBits)
 	last := m.Input("m_axis_cq_tlast", 1)

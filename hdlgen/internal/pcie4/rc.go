@@ -27,6 +27,8 @@ const (
 // bytes and the next one's first 12, and a packet costs one cycle more
 // than its beats.
 func RC(m *ir.Module) {
+	m.Describe("m_axis_rc_", "From the PCIe block: requester completions (PG213 RC), a 12-byte descriptor then the payload.")
+	m.Describe("tlp_", "To the card: the completions, a 96-bit header (DW0 in the top bits), the block's error code, whether the request is done, the payload from byte 0, keep, sop and eop.")
 	data := m.Input("m_axis_rc_tdata", dataBits)
 	m.Input("m_axis_rc_tuser", RCUserBits) // byte enables and sop/eop flags: tkeep and tlast say the same with straddling off
 	last := m.Input("m_axis_rc_tlast", 1)

@@ -40,6 +40,8 @@ func rqTypes() []uint64 {
 // input beat's last 16 bytes and the next one's first 48; tuser carries
 // the byte enables, is_sop, is_eop and the last DW's index.
 func RQ(m *ir.Module) {
+	m.Describe("tlp_", "From the card: requests for the host, a 128-bit header (DW0 in the top bits), the payload from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP.")
+	m.Describe("s_axis_rq_", "To the PCIe block: requester requests (PG213 RQ), a 16-byte descriptor then the payload; tuser carries the byte enables.")
 	hdr := m.Input("tlp_hdr", hdrBits)
 	data := m.Input("tlp_data", dataBits)
 	keep := m.Input("tlp_keep", keepBits)

@@ -167,6 +167,13 @@ const (
 // and reads 0.
 func RM(c Config) (*ir.Module, error) {
 	m := ir.NewModule(c.RMName())
+	m.Describe("s_t", "Input 0: the write's payload, 512 bits a beat, a tkeep bit per byte, tlast on its last beat.")
+	m.Describe("s1_t", "Input 1, for two-input kernels: the partner write's payload.")
+	m.Describe("m_t", "The kernel's output, in the same form.")
+	m.Describe("m_cpl_", "The task shell's completion record for the host's memory.")
+	m.Describe("m_irq_", "The task shell's MSI-X message.")
+	m.Describe("task_closed", "The shell is enabled and takes no input: writes for the slot are dropped.")
+	m.Describe("s_axil_", "The shell's registers (below 0x1000) and the kernel's own (above): 13 address bits.")
 	in := map[string]ir.Value{}
 	sTData, sTKeep, sTLast, sTValid := m.Input("s_tdata", 512), m.Input("s_tkeep", 64), m.Input("s_tlast", 1), m.Input("s_tvalid", 1)
 	s1TData, s1TKeep, s1TLast, s1TValid := m.Input("s1_tdata", 512), m.Input("s1_tkeep", 64), m.Input("s1_tlast", 1), m.Input("s1_tvalid", 1)
@@ -302,6 +309,15 @@ func RM(c Config) (*ir.Module, error) {
 // would only hand them back and forth.
 func Build(c Config, rm *ir.Module) *ir.Module {
 	m := ir.NewModule(c.Name())
+	m.Describe("self_id", "The O-NIC's routing ID: the requester of the kernel's writes to the host.")
+	m.Describe("local_busy", "A register write may still be on its way to the task shells: a write for the slot waits for it.")
+	m.Describe("s_axil_", "The slot's register page: the task shell's registers below 0x1000, the kernel's own above.")
+	m.Describe("s_host_tlp_", "Writes for the slot from the host, as the manager steers them: a 128-bit header, the payload from byte 0, a keep bit per DW, sop and eop.")
+	m.Describe("s_port_a_tlp_", "The same from optical port A (kernel_in ranges).")
+	m.Describe("s_port_b_tlp_", "The same from optical port B.")
+	m.Describe("drop_", "Saturating counts of writes the slot dropped, by reason (drop_not_write, drop_closed, drop_no_proxy, and a two-input kernel's drop_not_input and drop_pair_full).")
+	m.Describe("out_malformed", "Kernel output the slot could not send as a write.")
+	m.Describe("m_tlp_", "The kernel's output as posted writes to its egress, then the task shell's completion records and MSI-X messages.")
 	self := m.Input("self_id", 16)
 	localBusy := m.Input("local_busy", 1)
 	rmIn := map[string]ir.Value{}

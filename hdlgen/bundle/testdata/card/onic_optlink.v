@@ -5,12 +5,21 @@
 module onic_optlink (
     input  wire clk,
     input  wire rst,
+    // From the transceiver wrapper: the lanes are locked and bonded.
     input  wire phy_up,
+    // Lane words to the wrapper, a 512-bit word a cycle while tx_ready is high: tx_ctl marks a
+    // control word (training, Ack or Nak and credits) among the frames' words; join one card's tx_*
+    // to another's rx_*.
     input  wire tx_ready,
+    // Lane words from the wrapper, as the partner's tx_* sent them.
     input  wire [511:0] rx_data,
     input  wire rx_ctl,
     input  wire rx_valid,
+    // The link's state: 0 DOWN, 1 TRAINING, 2 UP.
     output wire [1:0] state,
+    // TLPs to send, from the manager's egress stream: a 128-bit header, the payload from byte 0, a
+    // keep bit per DW, sop and eop; admitted only while the link is up and a whole frame fits the
+    // replay buffer and the partner's credits.
     input  wire [127:0] s_tlp_hdr,
     input  wire [511:0] s_tlp_data,
     input  wire [15:0] s_tlp_keep,
@@ -18,6 +27,9 @@ module onic_optlink (
     input  wire s_tlp_eop,
     input  wire s_tlp_valid,
     output wire s_tlp_ready,
+    // Saturating counters: replays of the replay buffer, Naks sent, damaged frames and control
+    // words, frames lost when the link went down, stalls that took it down, and good frames whose
+    // length lies.
     output wire [31:0] replays,
     output wire [511:0] tx_data,
     output wire tx_ctl,
@@ -27,6 +39,7 @@ module onic_optlink (
     output wire [31:0] crc_errors,
     output wire [31:0] naks,
     output wire [31:0] malformed,
+    // TLPs received and checked, in the manager's stream format.
     input  wire m_tlp_ready,
     output wire [127:0] m_tlp_hdr,
     output wire [511:0] m_tlp_data,
@@ -35,267 +48,267 @@ module onic_optlink (
     output wire m_tlp_eop,
     output wire m_tlp_valid
 );
-    reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:240
-    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:286
-    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:525
-    localparam [1:0] LINK_STATE_DOWN = 2'h0; // hdlgen/internal/optlink/link.go:129
-    localparam [1:0] LINK_STATE_TRAINING = 2'h1; // hdlgen/internal/optlink/link.go:129
-    localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/optlink/link.go:129
-    reg  [1:0] link_state = 2'h0; // hdlgen/internal/optlink/link.go:128
-    reg  epoch = 1'h0; // hdlgen/internal/optlink/link.go:133
-    reg  [11:0] rx_next = 12'h0; // hdlgen/internal/optlink/link.go:145
-    reg  ack_pending = 1'h0; // hdlgen/internal/optlink/link.go:146
-    reg  nak_pending = 1'h0; // hdlgen/internal/optlink/link.go:148
-    reg  heard = 1'h0; // hdlgen/internal/optlink/link.go:149
-    reg  peer_up = 1'h0; // hdlgen/internal/optlink/link.go:150
-    reg  [15:0] rx_limit = 16'h0; // hdlgen/internal/optlink/link.go:151
-    reg  [8:0] ack_ptr = 9'h0; // hdlgen/internal/optlink/link.go:172
-    reg  [8:0] send_ptr = 9'h0; // hdlgen/internal/optlink/link.go:173
-    reg  [8:0] resv_ptr = 9'h0; // hdlgen/internal/optlink/link.go:174
-    reg  [8:0] wr_ptr = 9'h0; // hdlgen/internal/optlink/link.go:175
-    reg  [8:0] done_ptr = 9'h0; // hdlgen/internal/optlink/link.go:176
-    reg  [11:0] next_seq = 12'h0; // hdlgen/internal/optlink/link.go:177
-    reg  [11:0] acked_seq = 12'hfff; // hdlgen/internal/optlink/link.go:178
-    reg  [15:0] credit_used = 16'h0; // hdlgen/internal/optlink/link.go:179
-    reg  [15:0] tx_limit = 16'h0; // hdlgen/internal/optlink/link.go:180
-    reg  [11:0] replay_room_left = 12'h100; // hdlgen/internal/optlink/link.go:208
-    reg  [15:0] credit_left = 16'h0; // hdlgen/internal/optlink/link.go:209
-    reg  in_tlp = 1'h0; // hdlgen/internal/optlink/link.go:215
-    reg  tx_discarding = 1'h0; // hdlgen/internal/optlink/link.go:224
-    reg  frame_end_we = 1'h0; // hdlgen/internal/optlink/link.go:241
-    reg  [7:0] frame_end_addr = 8'h0; // hdlgen/internal/optlink/link.go:242
-    reg  [8:0] frame_end_data = 9'h0; // hdlgen/internal/optlink/link.go:243
-    reg  [11:0] frame_end_seq = 12'h0; // hdlgen/internal/optlink/link.go:248
-    reg  wr_first = 1'h1; // hdlgen/internal/optlink/link.go:261
-    reg  wr_drop = 1'h0; // hdlgen/internal/optlink/link.go:262
-    reg  lcrc_pending = 1'h0; // hdlgen/internal/optlink/link.go:263
-    reg  [31:0] wr_crc = 32'h0; // hdlgen/internal/optlink/link.go:264
-    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:301
-    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:302
-    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:304
-    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:309
-    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:313
-    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:319
-    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:320
-    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:321
-    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:325
-    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:336
-    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:336
-    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:350
-    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:356
-    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:356
-    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:392
-    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:395
-    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:405
-    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:409
-    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:413
-    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:413
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:439
-    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:441
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:443
-    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:445
-    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:451
-    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:452
-    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:453
-    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:454
-    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:455
-    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:456
-    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:457
-    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:458
-    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:459
-    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:460
-    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:461
-    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:462
-    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:482
-    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:482
-    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:484
-    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:484
-    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:484
-    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:484
-    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:505
-    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:513
-    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:557
-    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:557
-    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:558
-    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:558
-    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:559
-    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:559
-    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:563
-    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:576
-    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:603
-    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:609
-    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:610
-    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:621
-    wire link_up; // hdlgen/internal/optlink/link.go:130
-    wire link_down; // hdlgen/internal/optlink/link.go:131
-    wire enter_down; // hdlgen/internal/optlink/link.go:132
-    wire rx_good_ts; // hdlgen/internal/optlink/link.go:139
-    wire rx_good_dl; // hdlgen/internal/optlink/link.go:140
-    wire rx_ctl_seen; // hdlgen/internal/optlink/link.go:141
-    wire rx_ctl_nak; // hdlgen/internal/optlink/link.go:142
-    wire [11:0] rx_ctl_ack; // hdlgen/internal/optlink/link.go:143
-    wire [15:0] rx_ctl_limit; // hdlgen/internal/optlink/link.go:144
-    wire ctl_sent_w; // hdlgen/internal/optlink/link.go:147
-    wire stalled; // hdlgen/internal/optlink/link.go:152
-    wire [11:0] _tx_in_slice_zext; // hdlgen/internal/optlink/link.go:187
-    wire [11:0] _tx_in_slice_add_2; // hdlgen/internal/optlink/link.go:187
-    wire [11:0] _tx_in_slice_add; // hdlgen/internal/optlink/link.go:187
+    reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:247
+    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:293
+    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:532
+    localparam [1:0] LINK_STATE_DOWN = 2'h0; // hdlgen/internal/optlink/link.go:136
+    localparam [1:0] LINK_STATE_TRAINING = 2'h1; // hdlgen/internal/optlink/link.go:136
+    localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/optlink/link.go:136
+    reg  [1:0] link_state = 2'h0; // hdlgen/internal/optlink/link.go:135
+    reg  epoch = 1'h0; // hdlgen/internal/optlink/link.go:140
+    reg  [11:0] rx_next = 12'h0; // hdlgen/internal/optlink/link.go:152
+    reg  ack_pending = 1'h0; // hdlgen/internal/optlink/link.go:153
+    reg  nak_pending = 1'h0; // hdlgen/internal/optlink/link.go:155
+    reg  heard = 1'h0; // hdlgen/internal/optlink/link.go:156
+    reg  peer_up = 1'h0; // hdlgen/internal/optlink/link.go:157
+    reg  [15:0] rx_limit = 16'h0; // hdlgen/internal/optlink/link.go:158
+    reg  [8:0] ack_ptr = 9'h0; // hdlgen/internal/optlink/link.go:179
+    reg  [8:0] send_ptr = 9'h0; // hdlgen/internal/optlink/link.go:180
+    reg  [8:0] resv_ptr = 9'h0; // hdlgen/internal/optlink/link.go:181
+    reg  [8:0] wr_ptr = 9'h0; // hdlgen/internal/optlink/link.go:182
+    reg  [8:0] done_ptr = 9'h0; // hdlgen/internal/optlink/link.go:183
+    reg  [11:0] next_seq = 12'h0; // hdlgen/internal/optlink/link.go:184
+    reg  [11:0] acked_seq = 12'hfff; // hdlgen/internal/optlink/link.go:185
+    reg  [15:0] credit_used = 16'h0; // hdlgen/internal/optlink/link.go:186
+    reg  [15:0] tx_limit = 16'h0; // hdlgen/internal/optlink/link.go:187
+    reg  [11:0] replay_room_left = 12'h100; // hdlgen/internal/optlink/link.go:215
+    reg  [15:0] credit_left = 16'h0; // hdlgen/internal/optlink/link.go:216
+    reg  in_tlp = 1'h0; // hdlgen/internal/optlink/link.go:222
+    reg  tx_discarding = 1'h0; // hdlgen/internal/optlink/link.go:231
+    reg  frame_end_we = 1'h0; // hdlgen/internal/optlink/link.go:248
+    reg  [7:0] frame_end_addr = 8'h0; // hdlgen/internal/optlink/link.go:249
+    reg  [8:0] frame_end_data = 9'h0; // hdlgen/internal/optlink/link.go:250
+    reg  [11:0] frame_end_seq = 12'h0; // hdlgen/internal/optlink/link.go:255
+    reg  wr_first = 1'h1; // hdlgen/internal/optlink/link.go:268
+    reg  wr_drop = 1'h0; // hdlgen/internal/optlink/link.go:269
+    reg  lcrc_pending = 1'h0; // hdlgen/internal/optlink/link.go:270
+    reg  [31:0] wr_crc = 32'h0; // hdlgen/internal/optlink/link.go:271
+    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:308
+    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:309
+    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:311
+    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:316
+    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:320
+    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:326
+    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:327
+    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:328
+    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:332
+    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:343
+    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:343
+    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:357
+    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:363
+    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:363
+    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:399
+    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:402
+    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:412
+    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:416
+    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:420
+    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:420
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:446
+    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:448
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:450
+    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:452
+    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:458
+    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:459
+    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:460
+    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:461
+    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:462
+    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:463
+    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:464
+    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:465
+    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:466
+    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:467
+    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:468
+    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:469
+    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:489
+    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:489
+    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:491
+    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:491
+    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:491
+    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:491
+    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:512
+    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:520
+    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:564
+    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:564
+    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:565
+    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:565
+    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:566
+    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:566
+    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:570
+    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:583
+    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:610
+    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:616
+    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:617
+    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:628
+    wire link_up; // hdlgen/internal/optlink/link.go:137
+    wire link_down; // hdlgen/internal/optlink/link.go:138
+    wire enter_down; // hdlgen/internal/optlink/link.go:139
+    wire rx_good_ts; // hdlgen/internal/optlink/link.go:146
+    wire rx_good_dl; // hdlgen/internal/optlink/link.go:147
+    wire rx_ctl_seen; // hdlgen/internal/optlink/link.go:148
+    wire rx_ctl_nak; // hdlgen/internal/optlink/link.go:149
+    wire [11:0] rx_ctl_ack; // hdlgen/internal/optlink/link.go:150
+    wire [15:0] rx_ctl_limit; // hdlgen/internal/optlink/link.go:151
+    wire ctl_sent_w; // hdlgen/internal/optlink/link.go:154
+    wire stalled; // hdlgen/internal/optlink/link.go:159
+    wire [11:0] _tx_in_slice_zext; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] _tx_in_slice_add_2; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] _tx_in_slice_add; // hdlgen/internal/optlink/link.go:194
     wire tx_in_ready; // hdlgen/axis/axis.go:23
     wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire [6:0] tx_frame_words; // hdlgen/internal/optlink/link.go:192
-    wire [6:0] tx_data_words; // hdlgen/internal/optlink/link.go:192
-    wire [127:0] tx_hdr; // hdlgen/internal/optlink/link.go:192
-    wire send_behind; // hdlgen/internal/optlink/link.go:205
-    wire replay_room; // hdlgen/internal/optlink/link.go:210
-    wire credit_ok; // hdlgen/internal/optlink/link.go:213
-    wire admit_gate; // hdlgen/internal/optlink/link.go:216
-    wire framer_ready; // hdlgen/internal/optlink/link.go:217
-    wire _tx_discard_not; // hdlgen/internal/optlink/link.go:225
-    wire tx_discard; // hdlgen/internal/optlink/link.go:225
-    wire admit_gate_kept; // hdlgen/internal/optlink/link.go:226
-    wire _tx_take_and; // hdlgen/internal/optlink/link.go:228
-    wire tx_take; // hdlgen/internal/optlink/link.go:228
-    wire admit; // hdlgen/internal/optlink/link.go:229
-    wire _in_tlp_not; // hdlgen/internal/optlink/link.go:230
-    wire _tx_discarded_and; // hdlgen/internal/optlink/link.go:232
-    wire tx_discarded; // hdlgen/internal/optlink/link.go:232
-    wire [8:0] _frame_end_data_add; // hdlgen/internal/optlink/link.go:246
-    wire framer_out_ready; // hdlgen/internal/optlink/link.go:250
-    wire _wr_word_slice_16; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_15; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_14; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_13; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_12; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_11; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_10; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_9; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_8; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_7; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_6; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_5; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_4; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_3; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice_2; // hdlgen/internal/optlink/link.go:265
-    wire _wr_word_slice; // hdlgen/internal/optlink/link.go:265
-    wire [511:0] _wr_word_concat; // hdlgen/internal/optlink/link.go:265
-    wire [511:0] wr_word; // hdlgen/internal/optlink/link.go:265
-    wire _framer_out_ready_not; // hdlgen/internal/optlink/link.go:268
-    wire wr_take; // hdlgen/internal/optlink/link.go:269
-    wire _wr_dropping_or; // hdlgen/internal/optlink/link.go:273
-    wire wr_dropping; // hdlgen/internal/optlink/link.go:273
-    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:276
-    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:281
-    wire lcrc_room; // hdlgen/internal/optlink/link.go:282
-    wire wr_closes; // hdlgen/internal/optlink/link.go:283
-    wire wr_en; // hdlgen/internal/optlink/link.go:285
-    wire [512:0] concat_203; // hdlgen/internal/optlink/link.go:287
-    wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:297
-    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:298
-    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:299
-    wire _ack_progress_and; // hdlgen/internal/optlink/link.go:300
-    wire ack_progress; // hdlgen/internal/optlink/link.go:300
-    wire replay_expired; // hdlgen/internal/optlink/link.go:310
-    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:312
-    wire tx_avail; // hdlgen/internal/optlink/link.go:323
-    wire tx_jump; // hdlgen/internal/optlink/link.go:324
-    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:337
-    wire ctl_due; // hdlgen/internal/optlink/link.go:342
-    wire send_data; // hdlgen/internal/optlink/link.go:343
-    wire tx_moved; // hdlgen/internal/optlink/link.go:344
-    wire _send_ptr_and_2; // hdlgen/internal/optlink/link.go:345
-    wire _tx_ctl_not; // hdlgen/internal/optlink/link.go:346
-    wire ctl_sent; // hdlgen/internal/optlink/link.go:346
-    wire _send_ptr_and; // hdlgen/internal/optlink/link.go:348
-    wire [8:0] _send_ptr_mux; // hdlgen/internal/optlink/link.go:348
-    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:353
-    wire _replay_count_event_and; // hdlgen/internal/optlink/link.go:356
-    wire [31:0] _replay_count_zext; // hdlgen/internal/optlink/link.go:356
-    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:362
-    wire [8:0] _wr_ptr_add; // hdlgen/internal/optlink/link.go:373
-    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:378
-    wire _tx_limit_eq; // hdlgen/internal/optlink/link.go:380
-    wire [15:0] _tx_limit_mux; // hdlgen/internal/optlink/link.go:381
-    wire [8:0] _resv_ptr_mux; // hdlgen/internal/optlink/link.go:387
-    wire [31:0] _lost_count_add; // hdlgen/internal/optlink/link.go:395
-    wire credit_starved; // hdlgen/internal/optlink/link.go:403
-    wire credit_stall; // hdlgen/internal/optlink/link.go:407
-    wire replay_rollover; // hdlgen/internal/optlink/link.go:411
-    wire [31:0] _stall_count_zext; // hdlgen/internal/optlink/link.go:413
-    wire rx_word; // hdlgen/internal/optlink/link.go:447
-    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:448
-    wire rx_is_data; // hdlgen/internal/optlink/link.go:449
-    wire rx_first; // hdlgen/internal/optlink/link.go:466
-    wire rx_more; // hdlgen/internal/optlink/link.go:467
-    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:469
-    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:469
-    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:469
-    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:470
-    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:475
-    wire rx_token_ok; // hdlgen/internal/optlink/link.go:499
-    wire _rx_seq_ok_eq; // hdlgen/internal/optlink/link.go:501
-    wire _rx_seq_ok_mux; // hdlgen/internal/optlink/link.go:501
-    wire [11:0] _rx_dup_sub; // hdlgen/internal/optlink/link.go:502
-    wire _rx_dup_mux; // hdlgen/internal/optlink/link.go:502
-    wire [11:0] _rx_storing_zext; // hdlgen/internal/optlink/link.go:506
-    wire [11:0] _rx_storing_add; // hdlgen/internal/optlink/link.go:506
-    wire rx_storing; // hdlgen/internal/optlink/link.go:507
-    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:514
-    wire [10:0] _concat_679_mux; // hdlgen/internal/optlink/link.go:516
-    wire [11:0] _rx_frame_end_add; // hdlgen/internal/optlink/link.go:517
-    wire [6:0] _rx_frame_end_mux; // hdlgen/internal/optlink/link.go:517
-    wire _rx_frame_end_eq; // hdlgen/internal/optlink/link.go:518
-    wire _concat_679_not; // hdlgen/internal/optlink/link.go:519
-    wire _concat_679_ne; // hdlgen/internal/optlink/link.go:521
-    wire rx_active; // hdlgen/internal/optlink/link.go:523
-    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:524
-    wire rx_wr; // hdlgen/internal/optlink/link.go:524
-    wire [528:0] concat_679; // hdlgen/internal/optlink/link.go:526
-    wire rx_frame_end; // hdlgen/internal/optlink/link.go:528
-    wire _rx_commit_now_and; // hdlgen/internal/optlink/link.go:529
-    wire rx_commit_now; // hdlgen/internal/optlink/link.go:530
-    wire rx_malformed; // hdlgen/internal/optlink/link.go:531
-    wire _nak_sent_or; // hdlgen/internal/optlink/link.go:532
-    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:534
-    wire rx_bad; // hdlgen/internal/optlink/link.go:534
-    wire _rx_nak_or; // hdlgen/internal/optlink/link.go:537
-    wire rx_nak; // hdlgen/internal/optlink/link.go:537
-    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:550
-    wire [8:0] _rx_wptr_add; // hdlgen/internal/optlink/link.go:553
-    wire [31:0] _crc_error_count_zext; // hdlgen/internal/optlink/link.go:557
-    wire [31:0] _nak_count_zext; // hdlgen/internal/optlink/link.go:558
-    wire [31:0] _malformed_count_zext; // hdlgen/internal/optlink/link.go:559
-    wire rx_avail; // hdlgen/internal/optlink/link.go:565
-    wire deframer_ready; // hdlgen/internal/optlink/link.go:566
-    wire rx_took; // hdlgen/internal/optlink/link.go:567
-    wire [8:0] _rx_rptr_add; // hdlgen/internal/optlink/link.go:568
-    wire quiet; // hdlgen/internal/optlink/link.go:604
-    wire _heard_not; // hdlgen/internal/optlink/link.go:606
-    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:608
-    wire trained; // hdlgen/internal/optlink/link.go:611
-    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:616
-    wire up_alone; // hdlgen/internal/optlink/link.go:622
-    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:625
-    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:625
+    wire [6:0] tx_frame_words; // hdlgen/internal/optlink/link.go:199
+    wire [6:0] tx_data_words; // hdlgen/internal/optlink/link.go:199
+    wire [127:0] tx_hdr; // hdlgen/internal/optlink/link.go:199
+    wire send_behind; // hdlgen/internal/optlink/link.go:212
+    wire replay_room; // hdlgen/internal/optlink/link.go:217
+    wire credit_ok; // hdlgen/internal/optlink/link.go:220
+    wire admit_gate; // hdlgen/internal/optlink/link.go:223
+    wire framer_ready; // hdlgen/internal/optlink/link.go:224
+    wire _tx_discard_not; // hdlgen/internal/optlink/link.go:232
+    wire tx_discard; // hdlgen/internal/optlink/link.go:232
+    wire admit_gate_kept; // hdlgen/internal/optlink/link.go:233
+    wire _tx_take_and; // hdlgen/internal/optlink/link.go:235
+    wire tx_take; // hdlgen/internal/optlink/link.go:235
+    wire admit; // hdlgen/internal/optlink/link.go:236
+    wire _in_tlp_not; // hdlgen/internal/optlink/link.go:237
+    wire _tx_discarded_and; // hdlgen/internal/optlink/link.go:239
+    wire tx_discarded; // hdlgen/internal/optlink/link.go:239
+    wire [8:0] _frame_end_data_add; // hdlgen/internal/optlink/link.go:253
+    wire framer_out_ready; // hdlgen/internal/optlink/link.go:257
+    wire _wr_word_slice_16; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_15; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_14; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_13; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_12; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_11; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_10; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_9; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_8; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_7; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_6; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_5; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_4; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_3; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice_2; // hdlgen/internal/optlink/link.go:272
+    wire _wr_word_slice; // hdlgen/internal/optlink/link.go:272
+    wire [511:0] _wr_word_concat; // hdlgen/internal/optlink/link.go:272
+    wire [511:0] wr_word; // hdlgen/internal/optlink/link.go:272
+    wire _framer_out_ready_not; // hdlgen/internal/optlink/link.go:275
+    wire wr_take; // hdlgen/internal/optlink/link.go:276
+    wire _wr_dropping_or; // hdlgen/internal/optlink/link.go:280
+    wire wr_dropping; // hdlgen/internal/optlink/link.go:280
+    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:283
+    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:288
+    wire lcrc_room; // hdlgen/internal/optlink/link.go:289
+    wire wr_closes; // hdlgen/internal/optlink/link.go:290
+    wire wr_en; // hdlgen/internal/optlink/link.go:292
+    wire [512:0] concat_203; // hdlgen/internal/optlink/link.go:294
+    wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:304
+    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:305
+    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:306
+    wire _ack_progress_and; // hdlgen/internal/optlink/link.go:307
+    wire ack_progress; // hdlgen/internal/optlink/link.go:307
+    wire replay_expired; // hdlgen/internal/optlink/link.go:317
+    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:319
+    wire tx_avail; // hdlgen/internal/optlink/link.go:330
+    wire tx_jump; // hdlgen/internal/optlink/link.go:331
+    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:344
+    wire ctl_due; // hdlgen/internal/optlink/link.go:349
+    wire send_data; // hdlgen/internal/optlink/link.go:350
+    wire tx_moved; // hdlgen/internal/optlink/link.go:351
+    wire _send_ptr_and_2; // hdlgen/internal/optlink/link.go:352
+    wire _tx_ctl_not; // hdlgen/internal/optlink/link.go:353
+    wire ctl_sent; // hdlgen/internal/optlink/link.go:353
+    wire _send_ptr_and; // hdlgen/internal/optlink/link.go:355
+    wire [8:0] _send_ptr_mux; // hdlgen/internal/optlink/link.go:355
+    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:360
+    wire _replay_count_event_and; // hdlgen/internal/optlink/link.go:363
+    wire [31:0] _replay_count_zext; // hdlgen/internal/optlink/link.go:363
+    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:369
+    wire [8:0] _wr_ptr_add; // hdlgen/internal/optlink/link.go:380
+    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:385
+    wire _tx_limit_eq; // hdlgen/internal/optlink/link.go:387
+    wire [15:0] _tx_limit_mux; // hdlgen/internal/optlink/link.go:388
+    wire [8:0] _resv_ptr_mux; // hdlgen/internal/optlink/link.go:394
+    wire [31:0] _lost_count_add; // hdlgen/internal/optlink/link.go:402
+    wire credit_starved; // hdlgen/internal/optlink/link.go:410
+    wire credit_stall; // hdlgen/internal/optlink/link.go:414
+    wire replay_rollover; // hdlgen/internal/optlink/link.go:418
+    wire [31:0] _stall_count_zext; // hdlgen/internal/optlink/link.go:420
+    wire rx_word; // hdlgen/internal/optlink/link.go:454
+    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:455
+    wire rx_is_data; // hdlgen/internal/optlink/link.go:456
+    wire rx_first; // hdlgen/internal/optlink/link.go:473
+    wire rx_more; // hdlgen/internal/optlink/link.go:474
+    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:476
+    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:476
+    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:476
+    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:477
+    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:482
+    wire rx_token_ok; // hdlgen/internal/optlink/link.go:506
+    wire _rx_seq_ok_eq; // hdlgen/internal/optlink/link.go:508
+    wire _rx_seq_ok_mux; // hdlgen/internal/optlink/link.go:508
+    wire [11:0] _rx_dup_sub; // hdlgen/internal/optlink/link.go:509
+    wire _rx_dup_mux; // hdlgen/internal/optlink/link.go:509
+    wire [11:0] _rx_storing_zext; // hdlgen/internal/optlink/link.go:513
+    wire [11:0] _rx_storing_add; // hdlgen/internal/optlink/link.go:513
+    wire rx_storing; // hdlgen/internal/optlink/link.go:514
+    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:521
+    wire [10:0] _concat_679_mux; // hdlgen/internal/optlink/link.go:523
+    wire [11:0] _rx_frame_end_add; // hdlgen/internal/optlink/link.go:524
+    wire [6:0] _rx_frame_end_mux; // hdlgen/internal/optlink/link.go:524
+    wire _rx_frame_end_eq; // hdlgen/internal/optlink/link.go:525
+    wire _concat_679_not; // hdlgen/internal/optlink/link.go:526
+    wire _concat_679_ne; // hdlgen/internal/optlink/link.go:528
+    wire rx_active; // hdlgen/internal/optlink/link.go:530
+    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:531
+    wire rx_wr; // hdlgen/internal/optlink/link.go:531
+    wire [528:0] concat_679; // hdlgen/internal/optlink/link.go:533
+    wire rx_frame_end; // hdlgen/internal/optlink/link.go:535
+    wire _rx_commit_now_and; // hdlgen/internal/optlink/link.go:536
+    wire rx_commit_now; // hdlgen/internal/optlink/link.go:537
+    wire rx_malformed; // hdlgen/internal/optlink/link.go:538
+    wire _nak_sent_or; // hdlgen/internal/optlink/link.go:539
+    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:541
+    wire rx_bad; // hdlgen/internal/optlink/link.go:541
+    wire _rx_nak_or; // hdlgen/internal/optlink/link.go:544
+    wire rx_nak; // hdlgen/internal/optlink/link.go:544
+    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:557
+    wire [8:0] _rx_wptr_add; // hdlgen/internal/optlink/link.go:560
+    wire [31:0] _crc_error_count_zext; // hdlgen/internal/optlink/link.go:564
+    wire [31:0] _nak_count_zext; // hdlgen/internal/optlink/link.go:565
+    wire [31:0] _malformed_count_zext; // hdlgen/internal/optlink/link.go:566
+    wire rx_avail; // hdlgen/internal/optlink/link.go:572
+    wire deframer_ready; // hdlgen/internal/optlink/link.go:573
+    wire rx_took; // hdlgen/internal/optlink/link.go:574
+    wire [8:0] _rx_rptr_add; // hdlgen/internal/optlink/link.go:575
+    wire quiet; // hdlgen/internal/optlink/link.go:611
+    wire _heard_not; // hdlgen/internal/optlink/link.go:613
+    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:615
+    wire trained; // hdlgen/internal/optlink/link.go:618
+    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:623
+    wire up_alone; // hdlgen/internal/optlink/link.go:629
+    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:632
+    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:632
     wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:359
     wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:359
     wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:359
-    wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:251
-    wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:251
-    wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:251
-    wire framer_frame_last; // hdlgen/internal/optlink/link.go:251
-    wire framer_frame_valid; // hdlgen/internal/optlink/link.go:251
-    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:280
-    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:288
-    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:363
-    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:446
-    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:471
-    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:577
-    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:577
-    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:577
-    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:577
-    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:577
-    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:577
-    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:577
+    wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:258
+    wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:258
+    wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:258
+    wire framer_frame_last; // hdlgen/internal/optlink/link.go:258
+    wire framer_frame_valid; // hdlgen/internal/optlink/link.go:258
+    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:287
+    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:295
+    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:370
+    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:453
+    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:478
+    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:584
+    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:584
+    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:584
+    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:584
+    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:584
+    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:584
+    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:584
     wire unused;
 
 `ifndef SYNTHESIS
@@ -555,7 +568,7 @@ module onic_optlink (
         .m_tready(tx_in_slice_m_ready)
     );
 
-    onic_optlink_framer framer ( // hdlgen/internal/optlink/link.go:251
+    onic_optlink_framer framer ( // hdlgen/internal/optlink/link.go:258
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tx_hdr),
@@ -574,37 +587,37 @@ module onic_optlink (
         .frame_ready(framer_out_ready)
     );
 
-    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:280
+    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:287
         .crc(lcrc_pending ? wr_crc : (wr_first ? 32'hffffffff : wr_crc)),
         .data(_wr_crc_low_unit_mux),
         .next(wr_crc_low)
     );
 
-    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:288
+    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:295
         .crc(wr_crc_low),
         .data(wr_word[511:480]),
         .next(wr_crc_next)
     );
 
-    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:363
+    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:370
         .crc(32'hffffffff),
         .data(ctl_word),
         .next(ctl_crc)
     );
 
-    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:446
+    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:453
         .crc(32'h0),
         .data(rx_data[479:0]),
         .next(rx_data_crc_in)
     );
 
-    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:471
+    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:478
         .crc(rx_crc_low),
         .data(rx_data_r[511:480]),
         .next(rx_crc_next)
     );
 
-    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:577
+    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:584
         .clk(clk),
         .rst(rst),
         .in_data(_deframer_memread[511:0]),

@@ -5,6 +5,8 @@
 module onic_pcie4_cc (
     input  wire clk,
     input  wire rst,
+    // From the manager: completions, a 96-bit header (DW0 in the top bits), the payload from byte
+    // 0, a keep bit per DW, sop and eop.
     input  wire [95:0] tlp_hdr,
     input  wire [511:0] tlp_data,
     input  wire [15:0] tlp_keep,
@@ -12,6 +14,7 @@ module onic_pcie4_cc (
     input  wire tlp_eop,
     input  wire tlp_valid,
     output wire tlp_ready,
+    // To the PCIe block: completer completions (PG213 CC), a 12-byte descriptor then the payload.
     output wire [511:0] s_axis_cc_tdata,
     output wire [15:0] s_axis_cc_tkeep,
     output wire s_axis_cc_tlast,
@@ -19,9 +22,9 @@ module onic_pcie4_cc (
     output wire s_axis_cc_tvalid,
     input  wire s_axis_cc_tready
 );
-    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:62
-    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:62
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:62
+    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:64
+    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:64
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:64
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [609:0] out_slice_data = 610'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -30,23 +33,23 @@ module onic_pcie4_cc (
     reg  [609:0] cc_out_data = 610'h0; // hdlgen/axis/axis.go:50
     reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [609:0] cc_out_skid_data = 610'h0; // hdlgen/axis/axis.go:52
-    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:37
-    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:46
-    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:48
-    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:49
-    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:62
-    wire _first_not; // hdlgen/internal/pcie4/cc.go:62
-    wire first; // hdlgen/internal/pcie4/cc.go:62
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:62
-    wire out_last; // hdlgen/internal/pcie4/cc.go:62
-    wire out_valid; // hdlgen/internal/pcie4/cc.go:62
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:59
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:59
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:59
-    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:62
+    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:39
+    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:48
+    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:50
+    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:51
+    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:64
+    wire _first_not; // hdlgen/internal/pcie4/cc.go:64
+    wire first; // hdlgen/internal/pcie4/cc.go:64
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:64
+    wire out_last; // hdlgen/internal/pcie4/cc.go:64
+    wire out_valid; // hdlgen/internal/pcie4/cc.go:64
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:61
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:61
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:61
+    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:64
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:62
-    wire take; // hdlgen/internal/pcie4/cc.go:62
+    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:64
+    wire take; // hdlgen/internal/pcie4/cc.go:64
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

@@ -5,12 +5,17 @@
 module onic_pcie4_cq (
     input  wire clk,
     input  wire rst,
+    // From the PCIe block: completer requests (PG213 CQ), a 16-byte descriptor then the payload,
+    // 512 bits, straddling off.
     input  wire [511:0] m_axis_cq_tdata,
     input  wire [182:0] m_axis_cq_tuser,
     input  wire m_axis_cq_tlast,
     input  wire [15:0] m_axis_cq_tkeep,
     input  wire m_axis_cq_tvalid,
     output wire m_axis_cq_tready,
+    // To the manager: the requests as TLPs, a 128-bit header (DW0 in the top bits), the payload
+    // from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP; func and bar are
+    // the physical function and BAR the block matched.
     output wire [127:0] tlp_hdr,
     output wire [1:0] tlp_func,
     output wire [2:0] tlp_bar,
@@ -21,39 +26,39 @@ module onic_pcie4_cq (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:106
-    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:106
-    reg  [132:0] held_meta = 133'h0; // hdlgen/internal/pcie4/cq.go:106
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:106
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:106
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:108
+    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:108
+    reg  [132:0] held_meta = 133'h0; // hdlgen/internal/pcie4/cq.go:108
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:108
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:108
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:108
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [662:0] out_slice_data = 663'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [662:0] out_slice_skid_data = 663'h0; // hdlgen/axis/axis.go:52
-    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:90: a table
-    wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:99: a table
-    wire cq_ready; // hdlgen/internal/pcie4/cq.go:77
-    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:81
-    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:82
-    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:88
-    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:89
-    wire [63:0] _cq_hdr_mux_2; // hdlgen/internal/pcie4/cq.go:97
-    wire [127:0] cq_hdr; // hdlgen/internal/pcie4/cq.go:98
-    wire _combine_not; // hdlgen/internal/pcie4/cq.go:106
-    wire combine; // hdlgen/internal/pcie4/cq.go:106
-    wire flush; // hdlgen/internal/pcie4/cq.go:106
-    wire out_valid; // hdlgen/internal/pcie4/cq.go:106
-    wire rest_empty; // hdlgen/internal/pcie4/cq.go:106
-    wire out_eop; // hdlgen/internal/pcie4/cq.go:106
-    wire [662:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cq.go:106
+    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:92: a table
+    wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:101: a table
+    wire cq_ready; // hdlgen/internal/pcie4/cq.go:79
+    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:83
+    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:84
+    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:90
+    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:91
+    wire [63:0] _cq_hdr_mux_2; // hdlgen/internal/pcie4/cq.go:99
+    wire [127:0] cq_hdr; // hdlgen/internal/pcie4/cq.go:100
+    wire _combine_not; // hdlgen/internal/pcie4/cq.go:108
+    wire combine; // hdlgen/internal/pcie4/cq.go:108
+    wire flush; // hdlgen/internal/pcie4/cq.go:108
+    wire out_valid; // hdlgen/internal/pcie4/cq.go:108
+    wire rest_empty; // hdlgen/internal/pcie4/cq.go:108
+    wire out_eop; // hdlgen/internal/pcie4/cq.go:108
+    wire [662:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cq.go:108
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cq_ready_not; // hdlgen/internal/pcie4/cq.go:106
-    wire _cq_ready_or; // hdlgen/internal/pcie4/cq.go:106
-    wire take; // hdlgen/internal/pcie4/cq.go:106
-    wire sent; // hdlgen/internal/pcie4/cq.go:106
-    wire start; // hdlgen/internal/pcie4/cq.go:106
-    wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:106
+    wire _cq_ready_not; // hdlgen/internal/pcie4/cq.go:108
+    wire _cq_ready_or; // hdlgen/internal/pcie4/cq.go:108
+    wire take; // hdlgen/internal/pcie4/cq.go:108
+    wire sent; // hdlgen/internal/pcie4/cq.go:108
+    wire start; // hdlgen/internal/pcie4/cq.go:108
+    wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:108
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

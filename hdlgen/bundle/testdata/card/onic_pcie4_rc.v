@@ -5,12 +5,15 @@
 module onic_pcie4_rc (
     input  wire clk,
     input  wire rst,
+    // From the PCIe block: requester completions (PG213 RC), a 12-byte descriptor then the payload.
     input  wire [511:0] m_axis_rc_tdata,
     input  wire [160:0] m_axis_rc_tuser,
     input  wire m_axis_rc_tlast,
     input  wire [15:0] m_axis_rc_tkeep,
     input  wire m_axis_rc_tvalid,
     output wire m_axis_rc_tready,
+    // To the card: the completions, a 96-bit header (DW0 in the top bits), the block's error code,
+    // whether the request is done, the payload from byte 0, keep, sop and eop.
     output wire [95:0] tlp_hdr,
     output wire [3:0] tlp_error,
     output wire tlp_done,
@@ -21,34 +24,34 @@ module onic_pcie4_rc (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:57
-    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:57
-    reg  [100:0] held_meta = 101'h0; // hdlgen/internal/pcie4/rc.go:57
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:57
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:57
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:59
+    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:59
+    reg  [100:0] held_meta = 101'h0; // hdlgen/internal/pcie4/rc.go:59
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:59
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:59
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:59
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [630:0] out_slice_data = 631'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [630:0] out_slice_skid_data = 631'h0; // hdlgen/axis/axis.go:52
-    wire rc_ready; // hdlgen/internal/pcie4/rc.go:35
-    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:38
-    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:41
-    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:47
-    wire _combine_not; // hdlgen/internal/pcie4/rc.go:57
-    wire combine; // hdlgen/internal/pcie4/rc.go:57
-    wire flush; // hdlgen/internal/pcie4/rc.go:57
-    wire out_valid; // hdlgen/internal/pcie4/rc.go:57
-    wire rest_empty; // hdlgen/internal/pcie4/rc.go:57
-    wire out_eop; // hdlgen/internal/pcie4/rc.go:57
-    wire [630:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rc.go:57
+    wire rc_ready; // hdlgen/internal/pcie4/rc.go:37
+    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:40
+    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:43
+    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:49
+    wire _combine_not; // hdlgen/internal/pcie4/rc.go:59
+    wire combine; // hdlgen/internal/pcie4/rc.go:59
+    wire flush; // hdlgen/internal/pcie4/rc.go:59
+    wire out_valid; // hdlgen/internal/pcie4/rc.go:59
+    wire rest_empty; // hdlgen/internal/pcie4/rc.go:59
+    wire out_eop; // hdlgen/internal/pcie4/rc.go:59
+    wire [630:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rc.go:59
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _rc_ready_not; // hdlgen/internal/pcie4/rc.go:57
-    wire _rc_ready_or; // hdlgen/internal/pcie4/rc.go:57
-    wire take; // hdlgen/internal/pcie4/rc.go:57
-    wire sent; // hdlgen/internal/pcie4/rc.go:57
-    wire start; // hdlgen/internal/pcie4/rc.go:57
-    wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:57
+    wire _rc_ready_not; // hdlgen/internal/pcie4/rc.go:59
+    wire _rc_ready_or; // hdlgen/internal/pcie4/rc.go:59
+    wire take; // hdlgen/internal/pcie4/rc.go:59
+    wire sent; // hdlgen/internal/pcie4/rc.go:59
+    wire start; // hdlgen/internal/pcie4/rc.go:59
+    wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:59
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

@@ -5,6 +5,8 @@
 module onic_pcie4_rq (
     input  wire clk,
     input  wire rst,
+    // From the card: requests for the host, a 128-bit header (DW0 in the top bits), the payload
+    // from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP.
     input  wire [127:0] tlp_hdr,
     input  wire [511:0] tlp_data,
     input  wire [15:0] tlp_keep,
@@ -12,6 +14,8 @@ module onic_pcie4_rq (
     input  wire tlp_eop,
     input  wire tlp_valid,
     output wire tlp_ready,
+    // To the PCIe block: requester requests (PG213 RQ), a 16-byte descriptor then the payload;
+    // tuser carries the byte enables.
     output wire [511:0] s_axis_rq_tdata,
     output wire [15:0] s_axis_rq_tkeep,
     output wire s_axis_rq_tlast,
@@ -19,10 +23,10 @@ module onic_pcie4_rq (
     output wire s_axis_rq_tvalid,
     input  wire s_axis_rq_tready
 );
-    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:70
-    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:77
-    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:77
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:77
+    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:72
+    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:79
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [665:0] out_slice_data = 666'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -31,26 +35,26 @@ module onic_pcie4_rq (
     reg  [665:0] rq_out_data = 666'h0; // hdlgen/axis/axis.go:50
     reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [665:0] rq_out_skid_data = 666'h0; // hdlgen/axis/axis.go:52
-    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:60: a table
-    wire req_ready; // hdlgen/internal/pcie4/rq.go:49
-    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:59
-    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:59
-    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:61
-    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:69
-    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:77
-    wire _first_not; // hdlgen/internal/pcie4/rq.go:77
-    wire first; // hdlgen/internal/pcie4/rq.go:77
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:77
-    wire out_last; // hdlgen/internal/pcie4/rq.go:77
-    wire out_valid; // hdlgen/internal/pcie4/rq.go:77
-    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:72
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:73
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:73
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:73
-    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:77
+    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:62: a table
+    wire req_ready; // hdlgen/internal/pcie4/rq.go:51
+    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:61
+    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:61
+    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:63
+    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:71
+    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:79
+    wire _first_not; // hdlgen/internal/pcie4/rq.go:79
+    wire first; // hdlgen/internal/pcie4/rq.go:79
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:79
+    wire out_last; // hdlgen/internal/pcie4/rq.go:79
+    wire out_valid; // hdlgen/internal/pcie4/rq.go:79
+    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:74
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:75
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:75
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:75
+    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:79
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:77
-    wire take; // hdlgen/internal/pcie4/rq.go:77
+    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:79
+    wire take; // hdlgen/internal/pcie4/rq.go:79
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

@@ -5,8 +5,12 @@
 module onic_pcie_manager_port_in (
     input  wire clk,
     input  wire rst,
+    // The O-NIC's own routing ID, as enumeration gave it.
     input  wire [15:0] self_id,
+    // The host's Bus Master Enable for the O-NIC: clear, no request from a port goes to the host.
     input  wire bus_master,
+    // TLPs from optical port A's link: a 128-bit header (DW0 in the top bits), the payload from
+    // byte 0, a keep bit per DW; sop and eop frame a TLP.
     input  wire s_port_a_tlp_eop,
     input  wire [127:0] s_port_a_tlp_hdr,
     input  wire [511:0] s_port_a_tlp_data,
@@ -14,6 +18,7 @@ module onic_pcie_manager_port_in (
     input  wire s_port_a_tlp_sop,
     input  wire s_port_a_tlp_valid,
     output wire s_port_a_tlp_ready,
+    // The same from optical port B.
     input  wire s_port_b_tlp_eop,
     input  wire [127:0] s_port_b_tlp_hdr,
     input  wire [511:0] s_port_b_tlp_data,
@@ -21,6 +26,8 @@ module onic_pcie_manager_port_in (
     input  wire s_port_b_tlp_sop,
     input  wire s_port_b_tlp_valid,
     output wire s_port_b_tlp_ready,
+    // Requests and completions for the host, checked, with the local requester restored on
+    // completions.
     output wire [127:0] m_host_tlp_hdr,
     output wire [511:0] m_host_tlp_data,
     output wire [15:0] m_host_tlp_keep,
@@ -28,6 +35,8 @@ module onic_pcie_manager_port_in (
     output wire m_host_tlp_eop,
     output wire m_host_tlp_valid,
     input  wire m_host_tlp_ready,
+    // Posted writes steered to a kernel slot (kernel_in ranges): the slot on the sideband and
+    // whether they came in on port B.
     output wire m_kernel_from_b,
     output wire [7:0] m_kernel_slot,
     output wire [127:0] m_kernel_tlp_hdr,
@@ -37,6 +46,7 @@ module onic_pcie_manager_port_in (
     output wire m_kernel_tlp_eop,
     output wire m_kernel_tlp_valid,
     input  wire m_kernel_tlp_ready,
+    // Requests from a port for the O-NIC's own registers, to the register block.
     output wire [127:0] m_local_tlp_hdr,
     output wire [511:0] m_local_tlp_data,
     output wire [15:0] m_local_tlp_keep,
@@ -44,6 +54,8 @@ module onic_pcie_manager_port_in (
     output wire m_local_tlp_eop,
     output wire m_local_tlp_valid,
     input  wire m_local_tlp_ready,
+    // Out of port A: writes relayed from port B (relay ranges), and the UR completions for requests
+    // that came in on A and are answered here (a configuration request, one not supported).
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -51,6 +63,7 @@ module onic_pcie_manager_port_in (
     output wire m_port_a_tlp_eop,
     output wire m_port_a_tlp_valid,
     input  wire m_port_a_tlp_ready,
+    // The same for port B.
     output wire [127:0] m_port_b_tlp_hdr,
     output wire [511:0] m_port_b_tlp_data,
     output wire [15:0] m_port_b_tlp_keep,
@@ -58,6 +71,7 @@ module onic_pcie_manager_port_in (
     output wire m_port_b_tlp_eop,
     output wire m_port_b_tlp_valid,
     input  wire m_port_b_tlp_ready,
+    // The port pipeline's decision counters (port_in_count_*), saturating.
     output wire [31:0] count_ok_total,
     output wire [31:0] count_not_for_us_total,
     output wire [31:0] count_window_miss_total,
@@ -71,6 +85,7 @@ module onic_pcie_manager_port_in (
     output wire [31:0] count_msix_address_total,
     output wire [31:0] count_malformed_total,
     output wire [31:0] count_bus_master_disabled_total,
+    // Its access-check denials by rule (port_in_deny_*), saturating.
     output wire [31:0] deny_no_domain_total,
     output wire [31:0] deny_no_range_total,
     output wire [31:0] deny_read_denied_total,
@@ -78,102 +93,102 @@ module onic_pcie_manager_port_in (
     output wire [31:0] deny_egress_denied_total,
     output wire [31:0] deny_source_invalid_total
 );
-    localparam pin_kernel_in = 1'h0; // hdlgen/manager/portin.go:189
-    localparam pin_relay = 1'h0; // hdlgen/manager/portin.go:193
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:241
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:241
+    localparam pin_kernel_in = 1'h0; // hdlgen/manager/portin.go:200
+    localparam pin_relay = 1'h0; // hdlgen/manager/portin.go:204
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:252
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:252
     reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:320
     reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:198
-    reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:198
-    reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:198
-    reg  [511:0] p1_data = 512'h0; // hdlgen/manager/portin.go:198
-    reg  [15:0] p1_keep = 16'h0; // hdlgen/manager/portin.go:198
-    reg  p1_sop = 1'h0; // hdlgen/manager/portin.go:198
-    reg  p1_eop = 1'h0; // hdlgen/manager/portin.go:198
-    reg  [6:0] p1_kind = 7'h0; // hdlgen/manager/portin.go:200
-    reg  [12:0] p1_size = 13'h0; // hdlgen/manager/portin.go:200
-    reg  p1_proxy_ok = 1'h0; // hdlgen/manager/portin.go:200
-    reg  [15:0] p1_local = 16'h0; // hdlgen/manager/portin.go:200
-    reg  p1_kernel_in = 1'h0; // hdlgen/manager/portin.go:201
-    reg  [7:0] p1_kernel_slot = 8'h0; // hdlgen/manager/portin.go:201
-    reg  [63:0] p1_kernel_off = 64'h0; // hdlgen/manager/portin.go:201
-    reg  p1_relay = 1'h0; // hdlgen/manager/portin.go:201
-    reg  p2_valid = 1'h0; // hdlgen/manager/portin.go:227
-    reg  [127:0] p2_hdr = 128'h0; // hdlgen/manager/portin.go:227
-    reg  p2_bar = 1'h0; // hdlgen/manager/portin.go:227
-    reg  [511:0] p2_data = 512'h0; // hdlgen/manager/portin.go:227
-    reg  [15:0] p2_keep = 16'h0; // hdlgen/manager/portin.go:227
-    reg  p2_sop = 1'h0; // hdlgen/manager/portin.go:227
-    reg  p2_eop = 1'h0; // hdlgen/manager/portin.go:227
-    reg  [6:0] p2_kind = 7'h0; // hdlgen/manager/portin.go:229
-    reg  p2_proxy_ok = 1'h0; // hdlgen/manager/portin.go:229
-    reg  [15:0] p2_local = 16'h0; // hdlgen/manager/portin.go:229
-    reg  p2_steer = 1'h0; // hdlgen/manager/portin.go:230
-    reg  [7:0] p2_kernel_slot = 8'h0; // hdlgen/manager/portin.go:230
-    reg  [63:0] p2_kernel_off = 64'h0; // hdlgen/manager/portin.go:230
-    reg  p2_relay = 1'h0; // hdlgen/manager/portin.go:230
-    reg  [2:0] p2_rule = 3'h0; // hdlgen/manager/portin.go:231
-    reg  [2:0] p2_relay_rule = 3'h0; // hdlgen/manager/portin.go:231
-    reg  p2_mwr = 1'h0; // hdlgen/manager/portin.go:232
-    reg  p2_malformed = 1'h0; // hdlgen/manager/portin.go:233
-    reg  p2_msg = 1'h0; // hdlgen/manager/portin.go:233
-    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:280
-    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:280
-    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:280
-    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:280
-    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:280
-    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:280
-    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:282
-    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:282
-    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:282
-    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:283
-    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:283
-    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:283
-    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:284
-    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:284
-    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:284
-    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:285
-    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:304
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:304
-    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:304
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:304
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:304
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:314
-    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:321
-    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:321
-    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:321
-    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:321
-    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:321
-    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:321
-    wire [6:0] pin_kind; // hdlgen/manager/portin.go:157: a table
-    wire [15:0] pin_local; // hdlgen/manager/portin.go:169: a table
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1102: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1106: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1108: a table
+    reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:209
+    reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:209
+    reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:209
+    reg  [511:0] p1_data = 512'h0; // hdlgen/manager/portin.go:209
+    reg  [15:0] p1_keep = 16'h0; // hdlgen/manager/portin.go:209
+    reg  p1_sop = 1'h0; // hdlgen/manager/portin.go:209
+    reg  p1_eop = 1'h0; // hdlgen/manager/portin.go:209
+    reg  [6:0] p1_kind = 7'h0; // hdlgen/manager/portin.go:211
+    reg  [12:0] p1_size = 13'h0; // hdlgen/manager/portin.go:211
+    reg  p1_proxy_ok = 1'h0; // hdlgen/manager/portin.go:211
+    reg  [15:0] p1_local = 16'h0; // hdlgen/manager/portin.go:211
+    reg  p1_kernel_in = 1'h0; // hdlgen/manager/portin.go:212
+    reg  [7:0] p1_kernel_slot = 8'h0; // hdlgen/manager/portin.go:212
+    reg  [63:0] p1_kernel_off = 64'h0; // hdlgen/manager/portin.go:212
+    reg  p1_relay = 1'h0; // hdlgen/manager/portin.go:212
+    reg  p2_valid = 1'h0; // hdlgen/manager/portin.go:238
+    reg  [127:0] p2_hdr = 128'h0; // hdlgen/manager/portin.go:238
+    reg  p2_bar = 1'h0; // hdlgen/manager/portin.go:238
+    reg  [511:0] p2_data = 512'h0; // hdlgen/manager/portin.go:238
+    reg  [15:0] p2_keep = 16'h0; // hdlgen/manager/portin.go:238
+    reg  p2_sop = 1'h0; // hdlgen/manager/portin.go:238
+    reg  p2_eop = 1'h0; // hdlgen/manager/portin.go:238
+    reg  [6:0] p2_kind = 7'h0; // hdlgen/manager/portin.go:240
+    reg  p2_proxy_ok = 1'h0; // hdlgen/manager/portin.go:240
+    reg  [15:0] p2_local = 16'h0; // hdlgen/manager/portin.go:240
+    reg  p2_steer = 1'h0; // hdlgen/manager/portin.go:241
+    reg  [7:0] p2_kernel_slot = 8'h0; // hdlgen/manager/portin.go:241
+    reg  [63:0] p2_kernel_off = 64'h0; // hdlgen/manager/portin.go:241
+    reg  p2_relay = 1'h0; // hdlgen/manager/portin.go:241
+    reg  [2:0] p2_rule = 3'h0; // hdlgen/manager/portin.go:242
+    reg  [2:0] p2_relay_rule = 3'h0; // hdlgen/manager/portin.go:242
+    reg  p2_mwr = 1'h0; // hdlgen/manager/portin.go:243
+    reg  p2_malformed = 1'h0; // hdlgen/manager/portin.go:244
+    reg  p2_msg = 1'h0; // hdlgen/manager/portin.go:244
+    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:291
+    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:291
+    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:291
+    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:291
+    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:291
+    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:291
+    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:293
+    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:293
+    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:293
+    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:294
+    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:294
+    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:294
+    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:295
+    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:295
+    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:295
+    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:296
+    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:315
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:315
+    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:315
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:315
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:315
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:325
+    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:332
+    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:332
+    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:332
+    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:332
+    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:332
+    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:332
+    wire [6:0] pin_kind; // hdlgen/manager/portin.go:168: a table
+    wire [15:0] pin_local; // hdlgen/manager/portin.go:180: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire port_mux_last_is0; // hdlgen/axis/axis.go:162
@@ -188,116 +203,116 @@ module onic_pcie_manager_port_in (
     wire [658:0] port_mux_data; // hdlgen/axis/axis.go:174
     wire port_mux_out_ready; // hdlgen/axis/axis.go:329
     wire port_in_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire pin_ingress; // hdlgen/manager/portin.go:148
-    wire [127:0] pin_hdr; // hdlgen/manager/portin.go:148
-    wire adv; // hdlgen/manager/portin.go:152
+    wire pin_ingress; // hdlgen/manager/portin.go:159
+    wire [127:0] pin_hdr; // hdlgen/manager/portin.go:159
+    wire adv; // hdlgen/manager/portin.go:163
     wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:162
-    wire pin_proxy_ok; // hdlgen/manager/portin.go:163
+    wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:173
+    wire pin_proxy_ok; // hdlgen/manager/portin.go:174
     wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire pin_malformed; // hdlgen/manager/portin.go:210
-    wire pin_msg; // hdlgen/manager/portin.go:212
-    wire pin_mwr; // hdlgen/manager/portin.go:213
-    wire pin_steer; // hdlgen/manager/portin.go:214
-    wire [1:0] _access_add; // hdlgen/manager/portin.go:215
+    wire pin_malformed; // hdlgen/manager/portin.go:221
+    wire pin_msg; // hdlgen/manager/portin.go:223
+    wire pin_mwr; // hdlgen/manager/portin.go:224
+    wire pin_steer; // hdlgen/manager/portin.go:225
+    wire [1:0] _access_add; // hdlgen/manager/portin.go:226
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
     wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire pin_allowed; // hdlgen/manager/portin.go:239
-    wire _pin_reason_and_7; // hdlgen/manager/portin.go:255
-    wire _pin_reason_not; // hdlgen/manager/portin.go:256
-    wire _pin_reason_and_6; // hdlgen/manager/portin.go:256
-    wire _pin_reason_and_5; // hdlgen/manager/portin.go:257
-    wire _pin_reason_and_4; // hdlgen/manager/portin.go:258
-    wire [3:0] _pin_reason_mux; // hdlgen/manager/portin.go:252
-    wire _pin_reason_and_3; // hdlgen/manager/portin.go:259
-    wire _pin_reason_and_2; // hdlgen/manager/portin.go:260
-    wire _pin_reason_and; // hdlgen/manager/portin.go:263
-    wire [3:0] pin_reason; // hdlgen/manager/portin.go:252
-    wire [2:0] pin_egress; // hdlgen/manager/portin.go:252
-    wire pin_ok; // hdlgen/manager/portin.go:265
-    wire pin_complete; // hdlgen/manager/portin.go:266
-    wire _pin_relay_copy_and_2; // hdlgen/manager/portin.go:268
-    wire _pin_relay_copy_and; // hdlgen/manager/portin.go:268
-    wire _pin_relay_copy_eq; // hdlgen/manager/portin.go:268
-    wire pin_relay_copy; // hdlgen/manager/portin.go:268
-    wire pin_relay_denied; // hdlgen/manager/portin.go:269
-    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:275
-    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:275
-    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:275
-    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:275
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1105
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1107
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire pin_take; // hdlgen/manager/portin.go:279
-    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:291
-    wire _m_port_a_for_and; // hdlgen/manager/portin.go:293
-    wire _m_port_a_for_not; // hdlgen/manager/portin.go:294
-    wire m_port_a_for; // hdlgen/manager/portin.go:294
-    wire m_port_b_for; // hdlgen/manager/portin.go:295
-    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:296
-    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:296
-    wire m_host_for; // hdlgen/manager/portin.go:290
-    wire m_kernel_for; // hdlgen/manager/portin.go:290
-    wire m_local_for; // hdlgen/manager/portin.go:290
-    wire m_host_offer; // hdlgen/manager/portin.go:304
+    wire pin_allowed; // hdlgen/manager/portin.go:250
+    wire _pin_reason_and_7; // hdlgen/manager/portin.go:266
+    wire _pin_reason_not; // hdlgen/manager/portin.go:267
+    wire _pin_reason_and_6; // hdlgen/manager/portin.go:267
+    wire _pin_reason_and_5; // hdlgen/manager/portin.go:268
+    wire _pin_reason_and_4; // hdlgen/manager/portin.go:269
+    wire [3:0] _pin_reason_mux; // hdlgen/manager/portin.go:263
+    wire _pin_reason_and_3; // hdlgen/manager/portin.go:270
+    wire _pin_reason_and_2; // hdlgen/manager/portin.go:271
+    wire _pin_reason_and; // hdlgen/manager/portin.go:274
+    wire [3:0] pin_reason; // hdlgen/manager/portin.go:263
+    wire [2:0] pin_egress; // hdlgen/manager/portin.go:263
+    wire pin_ok; // hdlgen/manager/portin.go:276
+    wire pin_complete; // hdlgen/manager/portin.go:277
+    wire _pin_relay_copy_and_2; // hdlgen/manager/portin.go:279
+    wire _pin_relay_copy_and; // hdlgen/manager/portin.go:279
+    wire _pin_relay_copy_eq; // hdlgen/manager/portin.go:279
+    wire pin_relay_copy; // hdlgen/manager/portin.go:279
+    wire pin_relay_denied; // hdlgen/manager/portin.go:280
+    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:286
+    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:286
+    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:286
+    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:286
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
+    wire pin_take; // hdlgen/manager/portin.go:290
+    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:302
+    wire _m_port_a_for_and; // hdlgen/manager/portin.go:304
+    wire _m_port_a_for_not; // hdlgen/manager/portin.go:305
+    wire m_port_a_for; // hdlgen/manager/portin.go:305
+    wire m_port_b_for; // hdlgen/manager/portin.go:306
+    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:307
+    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:307
+    wire m_host_for; // hdlgen/manager/portin.go:301
+    wire m_kernel_for; // hdlgen/manager/portin.go:301
+    wire m_local_for; // hdlgen/manager/portin.go:301
+    wire m_host_offer; // hdlgen/manager/portin.go:315
     wire m_host_in_ready; // hdlgen/axis/axis.go:23
-    wire m_host_took; // hdlgen/manager/portin.go:304
-    wire m_host_has; // hdlgen/manager/portin.go:304
-    wire m_host_done; // hdlgen/manager/portin.go:304
+    wire m_host_took; // hdlgen/manager/portin.go:315
+    wire m_host_has; // hdlgen/manager/portin.go:315
+    wire m_host_done; // hdlgen/manager/portin.go:315
     wire m_host_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_kernel_offer; // hdlgen/manager/portin.go:304
+    wire m_kernel_offer; // hdlgen/manager/portin.go:315
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/portin.go:304
-    wire m_kernel_has; // hdlgen/manager/portin.go:304
-    wire m_kernel_done; // hdlgen/manager/portin.go:304
+    wire m_kernel_took; // hdlgen/manager/portin.go:315
+    wire m_kernel_has; // hdlgen/manager/portin.go:315
+    wire m_kernel_done; // hdlgen/manager/portin.go:315
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_local_offer; // hdlgen/manager/portin.go:304
+    wire m_local_offer; // hdlgen/manager/portin.go:315
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/portin.go:304
-    wire m_local_has; // hdlgen/manager/portin.go:304
-    wire m_local_done; // hdlgen/manager/portin.go:304
+    wire m_local_took; // hdlgen/manager/portin.go:315
+    wire m_local_has; // hdlgen/manager/portin.go:315
+    wire m_local_done; // hdlgen/manager/portin.go:315
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_port_a_offer; // hdlgen/manager/portin.go:304
+    wire m_port_a_offer; // hdlgen/manager/portin.go:315
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/portin.go:304
-    wire m_port_a_has; // hdlgen/manager/portin.go:304
-    wire m_port_a_done; // hdlgen/manager/portin.go:304
+    wire m_port_a_took; // hdlgen/manager/portin.go:315
+    wire m_port_a_has; // hdlgen/manager/portin.go:315
+    wire m_port_a_done; // hdlgen/manager/portin.go:315
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_port_b_offer; // hdlgen/manager/portin.go:304
+    wire m_port_b_offer; // hdlgen/manager/portin.go:315
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/portin.go:304
-    wire m_port_b_has; // hdlgen/manager/portin.go:304
-    wire m_port_b_done; // hdlgen/manager/portin.go:304
+    wire m_port_b_took; // hdlgen/manager/portin.go:315
+    wire m_port_b_has; // hdlgen/manager/portin.go:315
+    wire m_port_b_done; // hdlgen/manager/portin.go:315
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire pin_count; // hdlgen/manager/portin.go:307
-    wire [31:0] _count_ok_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_not_for_us_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_window_miss_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_mapping_disabled_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_port_down_zext; // hdlgen/manager/portin.go:315
-    wire _count_denied_and; // hdlgen/manager/portin.go:309
-    wire [31:0] _count_denied_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_no_proxy_id_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_unexpected_completion_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_unsupported_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_relay_denied_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_msix_address_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_malformed_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _count_bus_master_disabled_zext; // hdlgen/manager/portin.go:315
-    wire [31:0] _deny_no_domain_zext; // hdlgen/manager/portin.go:322
-    wire [31:0] _deny_no_range_zext; // hdlgen/manager/portin.go:322
-    wire [31:0] _deny_read_denied_zext; // hdlgen/manager/portin.go:322
-    wire [31:0] _deny_write_denied_zext; // hdlgen/manager/portin.go:322
-    wire [31:0] _deny_egress_denied_zext; // hdlgen/manager/portin.go:322
-    wire [31:0] _deny_source_invalid_zext; // hdlgen/manager/portin.go:322
+    wire pin_count; // hdlgen/manager/portin.go:318
+    wire [31:0] _count_ok_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_not_for_us_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_window_miss_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_mapping_disabled_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_port_down_zext; // hdlgen/manager/portin.go:326
+    wire _count_denied_and; // hdlgen/manager/portin.go:320
+    wire [31:0] _count_denied_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_no_proxy_id_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_unexpected_completion_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_unsupported_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_relay_denied_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_msix_address_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_malformed_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _count_bus_master_disabled_zext; // hdlgen/manager/portin.go:326
+    wire [31:0] _deny_no_domain_zext; // hdlgen/manager/portin.go:333
+    wire [31:0] _deny_no_range_zext; // hdlgen/manager/portin.go:333
+    wire [31:0] _deny_read_denied_zext; // hdlgen/manager/portin.go:333
+    wire [31:0] _deny_write_denied_zext; // hdlgen/manager/portin.go:333
+    wire [31:0] _deny_egress_denied_zext; // hdlgen/manager/portin.go:333
+    wire [31:0] _deny_source_invalid_zext; // hdlgen/manager/portin.go:333
     wire port_in_slice_s_tready; // hdlgen/axis/axis.go:359
     wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:359
     wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:359

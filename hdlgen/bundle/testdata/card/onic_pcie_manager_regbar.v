@@ -5,16 +5,23 @@
 module onic_pcie_manager_regbar (
     input  wire clk,
     input  wire rst,
+    // The O-NIC's routing ID: the completer ID of the block's completions.
     input  wire [15:0] self_id,
+    // Requests for the register BAR, from the host's and the ports' pipelines: a 128-bit header,
+    // the payload, keep, sop and eop.
     input  wire [127:0] s_tlp_hdr,
     input  wire [511:0] s_tlp_data,
     input  wire [15:0] s_tlp_keep,
     input  wire s_tlp_sop,
     input  wire s_tlp_eop,
     input  wire s_tlp_valid,
+    // The block's completions for the register reads, to where each request came from.
     input  wire m_cpl_tlp_ready,
+    // The host's Max_Payload_Size (PG213 cfg_max_payload).
     input  wire [1:0] max_payload,
+    // A register write is on its way to the manager or a slot.
     output wire busy,
+    // The manager's registers, as an AXI-Lite master.
     output wire [11:0] m_axil_awaddr,
     output wire m_axil_awvalid,
     output wire [31:0] m_axil_wdata,
@@ -32,6 +39,7 @@ module onic_pcie_manager_regbar (
     input  wire m_axil_rvalid,
     input  wire [31:0] m_axil_rdata,
     input  wire [1:0] m_axil_rresp,
+    // The kernel slots' register pages, as an AXI-Lite master.
     output wire [15:0] m_slot_axil_awaddr,
     output wire m_slot_axil_awvalid,
     output wire [31:0] m_slot_axil_wdata,
@@ -49,6 +57,7 @@ module onic_pcie_manager_regbar (
     input  wire m_slot_axil_rvalid,
     input  wire [31:0] m_slot_axil_rdata,
     input  wire [1:0] m_slot_axil_rresp,
+    // The card's counter region: the index of the counter read and its value.
     output wire [9:0] ctr_index,
     input  wire [31:0] ctr_rdata,
     output wire [95:0] m_cpl_tlp_hdr,
@@ -59,132 +68,132 @@ module onic_pcie_manager_regbar (
     output wire m_cpl_tlp_valid,
     output wire s_tlp_ready
 );
-    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:185
-    localparam [2:0] RB_STATE_IDLE = 3'h0; // hdlgen/manager/regbar.go:91
-    localparam [2:0] RB_STATE_DECIDE = 3'h1; // hdlgen/manager/regbar.go:91
-    localparam [2:0] RB_STATE_WRITE = 3'h2; // hdlgen/manager/regbar.go:91
-    localparam [2:0] RB_STATE_READ = 3'h3; // hdlgen/manager/regbar.go:91
-    localparam [2:0] RB_STATE_SEND = 3'h4; // hdlgen/manager/regbar.go:91
-    localparam [2:0] RB_STATE_DRAIN = 3'h5; // hdlgen/manager/regbar.go:91
-    reg  [2:0] rb_state = 3'h0; // hdlgen/manager/regbar.go:90
-    reg  [127:0] rb_hdr = 128'h0; // hdlgen/manager/regbar.go:101
-    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:110
-    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:117
-    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:123
-    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:135
-    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:135
-    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:135
-    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:135
-    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:188
-    reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:190
-    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:196
-    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:198
-    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:217
-    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:224
-    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:225
-    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:226
-    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:250
-    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:253
-    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:255
-    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:268
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1102: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1106: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1108: a table
-    wire rb_idle; // hdlgen/manager/regbar.go:92
-    wire rb_deciding; // hdlgen/manager/regbar.go:92
-    wire rb_writing; // hdlgen/manager/regbar.go:92
-    wire rb_reading; // hdlgen/manager/regbar.go:92
-    wire rb_sending; // hdlgen/manager/regbar.go:92
-    wire rb_draining; // hdlgen/manager/regbar.go:92
-    wire _rb_hdr_and; // hdlgen/manager/regbar.go:103
+    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:193
+    localparam [2:0] RB_STATE_IDLE = 3'h0; // hdlgen/manager/regbar.go:99
+    localparam [2:0] RB_STATE_DECIDE = 3'h1; // hdlgen/manager/regbar.go:99
+    localparam [2:0] RB_STATE_WRITE = 3'h2; // hdlgen/manager/regbar.go:99
+    localparam [2:0] RB_STATE_READ = 3'h3; // hdlgen/manager/regbar.go:99
+    localparam [2:0] RB_STATE_SEND = 3'h4; // hdlgen/manager/regbar.go:99
+    localparam [2:0] RB_STATE_DRAIN = 3'h5; // hdlgen/manager/regbar.go:99
+    reg  [2:0] rb_state = 3'h0; // hdlgen/manager/regbar.go:98
+    reg  [127:0] rb_hdr = 128'h0; // hdlgen/manager/regbar.go:109
+    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:118
+    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:125
+    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:131
+    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:143
+    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:143
+    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:143
+    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:143
+    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:156
+    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:156
+    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:156
+    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:196
+    reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:198
+    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:204
+    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:206
+    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:225
+    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:232
+    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:233
+    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:234
+    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:258
+    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:261
+    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:263
+    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:276
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
+    wire rb_idle; // hdlgen/manager/regbar.go:100
+    wire rb_deciding; // hdlgen/manager/regbar.go:100
+    wire rb_writing; // hdlgen/manager/regbar.go:100
+    wire rb_reading; // hdlgen/manager/regbar.go:100
+    wire rb_sending; // hdlgen/manager/regbar.go:100
+    wire rb_draining; // hdlgen/manager/regbar.go:100
+    wire _rb_hdr_and; // hdlgen/manager/regbar.go:111
     wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] rb_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire _rb_is_write_eq; // hdlgen/manager/regbar.go:105
-    wire rb_is_write; // hdlgen/manager/regbar.go:106
-    wire rb_is_read; // hdlgen/manager/regbar.go:107
-    wire [10:0] _rb_last_dw_sub; // hdlgen/manager/regbar.go:111
-    wire rb_at_last; // hdlgen/manager/regbar.go:119
-    wire _rb_write_done_or_2; // hdlgen/manager/regbar.go:138
-    wire _rb_write_done_not; // hdlgen/manager/regbar.go:138
-    wire [511:0] _rb_wdata_shr; // hdlgen/manager/regbar.go:142
-    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:142
-    wire [15:0] _rb_have_shr; // hdlgen/manager/regbar.go:143
-    wire rb_have; // hdlgen/manager/regbar.go:143
-    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:144
-    wire rb_write_dw; // hdlgen/manager/regbar.go:145
-    wire [15:0] _m_slot_axil_awaddr_concat; // hdlgen/manager/regbar.go:179
-    wire _m_axil_awvalid_and_2; // hdlgen/manager/regbar.go:153
-    wire _m_axil_arvalid_and_2; // hdlgen/manager/regbar.go:153
-    wire _m_axil_awvalid_not; // hdlgen/manager/regbar.go:154
-    wire _m_axil_awvalid_and; // hdlgen/manager/regbar.go:154
-    wire _m_axil_wvalid_not; // hdlgen/manager/regbar.go:154
-    wire _m_axil_wvalid_and; // hdlgen/manager/regbar.go:154
-    wire _m_axil_bready_and_2; // hdlgen/manager/regbar.go:155
-    wire _m_axil_bready_and; // hdlgen/manager/regbar.go:155
-    wire _m_axil_arvalid_not; // hdlgen/manager/regbar.go:156
-    wire _m_axil_arvalid_and; // hdlgen/manager/regbar.go:156
-    wire _m_axil_rready_and; // hdlgen/manager/regbar.go:156
-    wire _m_slot_axil_awvalid_and_2; // hdlgen/manager/regbar.go:153
-    wire _m_slot_axil_arvalid_and_2; // hdlgen/manager/regbar.go:153
-    wire _m_slot_axil_awvalid_and; // hdlgen/manager/regbar.go:154
-    wire _m_slot_axil_wvalid_and; // hdlgen/manager/regbar.go:154
-    wire _m_slot_axil_bready_and; // hdlgen/manager/regbar.go:155
-    wire _m_slot_axil_arvalid_and; // hdlgen/manager/regbar.go:156
-    wire _m_slot_axil_rready_and; // hdlgen/manager/regbar.go:156
-    wire and_164; // hdlgen/manager/regbar.go:187
-    wire _rb_rdata_and; // hdlgen/manager/regbar.go:189
-    wire _rb_ctr_data_and; // hdlgen/manager/regbar.go:197
-    wire _rb_write_done_or; // hdlgen/manager/regbar.go:203
-    wire rb_write_done; // hdlgen/manager/regbar.go:203
-    wire _rb_read_done_or; // hdlgen/manager/regbar.go:204
-    wire rb_read_done; // hdlgen/manager/regbar.go:204
-    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:206
-    wire _rb_msix_pending_not; // hdlgen/manager/regbar.go:207
-    wire _rb_aw_done_not; // hdlgen/manager/regbar.go:211
-    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:218
-    wire rb_cpl_end; // hdlgen/manager/regbar.go:219
-    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:227
-    wire [511:0] _rb_rbuf_concat; // hdlgen/manager/regbar.go:232
-    wire rb_sent; // hdlgen/manager/regbar.go:233
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1105
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1107
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire [95:0] _rb_cpl_hdr_concat; // hdlgen/manager/manager.go:1114
-    wire _rb_next_cpl_not; // hdlgen/manager/regbar.go:246
-    wire rb_next_cpl; // hdlgen/manager/regbar.go:246
-    wire [30:0] _rb_cpl_len_zext; // hdlgen/manager/regbar.go:247
-    wire [30:0] _rb_cpl_len_add_2; // hdlgen/manager/regbar.go:247
-    wire [30:0] _rb_cpl_len_mux_2; // hdlgen/manager/regbar.go:247
-    wire [10:0] _rb_cpl_len_sub; // hdlgen/manager/regbar.go:248
-    wire [10:0] _rb_cpl_len_add; // hdlgen/manager/regbar.go:249
-    wire [10:0] _rb_cpl_len_mux; // hdlgen/manager/regbar.go:249
-    wire _rb_cpl_len_or; // hdlgen/manager/regbar.go:252
-    wire [14:0] _rb_bc_left_sub; // hdlgen/manager/regbar.go:258
-    wire [10:0] _rb_cpl_hdr_add; // hdlgen/manager/regbar.go:261
-    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:261
-    wire rb_no_more; // hdlgen/manager/regbar.go:280
-    wire _rb_ready_and; // hdlgen/manager/regbar.go:282
-    wire rb_ready; // hdlgen/manager/regbar.go:282
-    wire _rb_advance_or; // hdlgen/manager/regbar.go:287
-    wire _rb_advance_and; // hdlgen/manager/regbar.go:287
-    wire rb_advance; // hdlgen/manager/regbar.go:287
-    wire [10:0] _rb_cpl_pos_add; // hdlgen/manager/regbar.go:289
-    wire _rb_to_slots_ltu_4; // hdlgen/manager/regbar.go:128
-    wire _rb_to_slots_ltu_3; // hdlgen/manager/regbar.go:128
-    wire _rb_to_slots_ltu_2; // hdlgen/manager/regbar.go:128
-    wire _rb_to_slots_ltu; // hdlgen/manager/regbar.go:128
-    wire _rb_to_msix_mux; // hdlgen/manager/regbar.go:295
-    wire _rb_to_counters_mux; // hdlgen/manager/regbar.go:295
-    wire _rb_state_or; // hdlgen/manager/regbar.go:300
-    wire [2:0] _rb_state_mux_2; // hdlgen/manager/regbar.go:317
-    wire [2:0] _rb_state_mux; // hdlgen/manager/regbar.go:317
+    wire _rb_is_write_eq; // hdlgen/manager/regbar.go:113
+    wire rb_is_write; // hdlgen/manager/regbar.go:114
+    wire rb_is_read; // hdlgen/manager/regbar.go:115
+    wire [10:0] _rb_last_dw_sub; // hdlgen/manager/regbar.go:119
+    wire rb_at_last; // hdlgen/manager/regbar.go:127
+    wire _rb_write_done_or_2; // hdlgen/manager/regbar.go:146
+    wire _rb_write_done_not; // hdlgen/manager/regbar.go:146
+    wire [511:0] _rb_wdata_shr; // hdlgen/manager/regbar.go:150
+    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:150
+    wire [15:0] _rb_have_shr; // hdlgen/manager/regbar.go:151
+    wire rb_have; // hdlgen/manager/regbar.go:151
+    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:152
+    wire rb_write_dw; // hdlgen/manager/regbar.go:153
+    wire [15:0] _m_slot_axil_awaddr_concat; // hdlgen/manager/regbar.go:187
+    wire _m_axil_awvalid_and_2; // hdlgen/manager/regbar.go:161
+    wire _m_axil_arvalid_and_2; // hdlgen/manager/regbar.go:161
+    wire _m_axil_awvalid_not; // hdlgen/manager/regbar.go:162
+    wire _m_axil_awvalid_and; // hdlgen/manager/regbar.go:162
+    wire _m_axil_wvalid_not; // hdlgen/manager/regbar.go:162
+    wire _m_axil_wvalid_and; // hdlgen/manager/regbar.go:162
+    wire _m_axil_bready_and_2; // hdlgen/manager/regbar.go:163
+    wire _m_axil_bready_and; // hdlgen/manager/regbar.go:163
+    wire _m_axil_arvalid_not; // hdlgen/manager/regbar.go:164
+    wire _m_axil_arvalid_and; // hdlgen/manager/regbar.go:164
+    wire _m_axil_rready_and; // hdlgen/manager/regbar.go:164
+    wire _m_slot_axil_awvalid_and_2; // hdlgen/manager/regbar.go:161
+    wire _m_slot_axil_arvalid_and_2; // hdlgen/manager/regbar.go:161
+    wire _m_slot_axil_awvalid_and; // hdlgen/manager/regbar.go:162
+    wire _m_slot_axil_wvalid_and; // hdlgen/manager/regbar.go:162
+    wire _m_slot_axil_bready_and; // hdlgen/manager/regbar.go:163
+    wire _m_slot_axil_arvalid_and; // hdlgen/manager/regbar.go:164
+    wire _m_slot_axil_rready_and; // hdlgen/manager/regbar.go:164
+    wire and_164; // hdlgen/manager/regbar.go:195
+    wire _rb_rdata_and; // hdlgen/manager/regbar.go:197
+    wire _rb_ctr_data_and; // hdlgen/manager/regbar.go:205
+    wire _rb_write_done_or; // hdlgen/manager/regbar.go:211
+    wire rb_write_done; // hdlgen/manager/regbar.go:211
+    wire _rb_read_done_or; // hdlgen/manager/regbar.go:212
+    wire rb_read_done; // hdlgen/manager/regbar.go:212
+    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:214
+    wire _rb_msix_pending_not; // hdlgen/manager/regbar.go:215
+    wire _rb_aw_done_not; // hdlgen/manager/regbar.go:219
+    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:226
+    wire rb_cpl_end; // hdlgen/manager/regbar.go:227
+    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:235
+    wire [511:0] _rb_rbuf_concat; // hdlgen/manager/regbar.go:240
+    wire rb_sent; // hdlgen/manager/regbar.go:241
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
+    wire [95:0] _rb_cpl_hdr_concat; // hdlgen/manager/manager.go:1125
+    wire _rb_next_cpl_not; // hdlgen/manager/regbar.go:254
+    wire rb_next_cpl; // hdlgen/manager/regbar.go:254
+    wire [30:0] _rb_cpl_len_zext; // hdlgen/manager/regbar.go:255
+    wire [30:0] _rb_cpl_len_add_2; // hdlgen/manager/regbar.go:255
+    wire [30:0] _rb_cpl_len_mux_2; // hdlgen/manager/regbar.go:255
+    wire [10:0] _rb_cpl_len_sub; // hdlgen/manager/regbar.go:256
+    wire [10:0] _rb_cpl_len_add; // hdlgen/manager/regbar.go:257
+    wire [10:0] _rb_cpl_len_mux; // hdlgen/manager/regbar.go:257
+    wire _rb_cpl_len_or; // hdlgen/manager/regbar.go:260
+    wire [14:0] _rb_bc_left_sub; // hdlgen/manager/regbar.go:266
+    wire [10:0] _rb_cpl_hdr_add; // hdlgen/manager/regbar.go:269
+    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:269
+    wire rb_no_more; // hdlgen/manager/regbar.go:288
+    wire _rb_ready_and; // hdlgen/manager/regbar.go:290
+    wire rb_ready; // hdlgen/manager/regbar.go:290
+    wire _rb_advance_or; // hdlgen/manager/regbar.go:295
+    wire _rb_advance_and; // hdlgen/manager/regbar.go:295
+    wire rb_advance; // hdlgen/manager/regbar.go:295
+    wire [10:0] _rb_cpl_pos_add; // hdlgen/manager/regbar.go:297
+    wire _rb_to_slots_ltu_4; // hdlgen/manager/regbar.go:136
+    wire _rb_to_slots_ltu_3; // hdlgen/manager/regbar.go:136
+    wire _rb_to_slots_ltu_2; // hdlgen/manager/regbar.go:136
+    wire _rb_to_slots_ltu; // hdlgen/manager/regbar.go:136
+    wire _rb_to_msix_mux; // hdlgen/manager/regbar.go:303
+    wire _rb_to_counters_mux; // hdlgen/manager/regbar.go:303
+    wire _rb_state_or; // hdlgen/manager/regbar.go:308
+    wire [2:0] _rb_state_mux_2; // hdlgen/manager/regbar.go:325
+    wire [2:0] _rb_state_mux; // hdlgen/manager/regbar.go:325
     wire unused;
 
 `ifndef SYNTHESIS

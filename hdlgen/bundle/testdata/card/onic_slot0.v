@@ -5,8 +5,12 @@
 module onic_slot0 (
     input  wire clk,
     input  wire rst,
+    // The O-NIC's routing ID: the requester of the kernel's writes to the host.
     input  wire [15:0] self_id,
+    // A register write may still be on its way to the task shells: a write for the slot waits for
+    // it.
     input  wire local_busy,
+    // The slot's register page: the task shell's registers below 0x1000, the kernel's own above.
     input  wire [12:0] s_axil_awaddr,
     input  wire s_axil_awvalid,
     input  wire [31:0] s_axil_wdata,
@@ -16,6 +20,8 @@ module onic_slot0 (
     input  wire [12:0] s_axil_araddr,
     input  wire s_axil_arvalid,
     input  wire s_axil_rready,
+    // Writes for the slot from the host, as the manager steers them: a 128-bit header, the payload
+    // from byte 0, a keep bit per DW, sop and eop.
     input  wire s_host_tlp_eop,
     input  wire s_host_tlp_sop,
     input  wire [15:0] s_host_tlp_keep,
@@ -23,6 +29,7 @@ module onic_slot0 (
     input  wire [127:0] s_host_tlp_hdr,
     input  wire s_host_tlp_valid,
     output wire s_host_tlp_ready,
+    // The same from optical port A (kernel_in ranges).
     input  wire s_port_a_tlp_eop,
     input  wire s_port_a_tlp_sop,
     input  wire [15:0] s_port_a_tlp_keep,
@@ -30,6 +37,7 @@ module onic_slot0 (
     input  wire [127:0] s_port_a_tlp_hdr,
     input  wire s_port_a_tlp_valid,
     output wire s_port_a_tlp_ready,
+    // The same from optical port B.
     input  wire s_port_b_tlp_eop,
     input  wire s_port_b_tlp_sop,
     input  wire [15:0] s_port_b_tlp_keep,
@@ -37,6 +45,8 @@ module onic_slot0 (
     input  wire [127:0] s_port_b_tlp_hdr,
     input  wire s_port_b_tlp_valid,
     output wire s_port_b_tlp_ready,
+    // Saturating counts of writes the slot dropped, by reason (drop_not_write, drop_closed,
+    // drop_no_proxy, and a two-input kernel's drop_not_input and drop_pair_full).
     output wire [31:0] drop_not_write,
     output wire [31:0] drop_closed,
     output wire [31:0] drop_no_proxy,
@@ -48,7 +58,10 @@ module onic_slot0 (
     output wire s_axil_rvalid,
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp,
+    // Kernel output the slot could not send as a write.
     output wire [31:0] out_malformed,
+    // The kernel's output as posted writes to its egress, then the task shell's completion records
+    // and MSI-X messages.
     input  wire m_tlp_ready,
     output wire [127:0] m_tlp_hdr,
     output wire [511:0] m_tlp_data,
@@ -66,21 +79,21 @@ module onic_slot0 (
     reg  [679:0] in_slice_data = 680'h0; // hdlgen/axis/axis.go:50
     reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [679:0] in_slice_skid_data = 680'h0; // hdlgen/axis/axis.go:52
-    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:590
-    reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:384
-    reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:386
-    reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:384
-    reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:386
-    reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:384
-    reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:386
+    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:606
+    reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:400
+    reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:402
+    reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:400
+    reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:402
+    reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:400
+    reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:402
     reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:82
     reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:83
     reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:86
     reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
     reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:105
-    reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:411
-    reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:421
+    reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:427
+    reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:437
     reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:82
     reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:83
     reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:85
@@ -93,23 +106,23 @@ module onic_slot0 (
     reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:86
     reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
     reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:105
-    reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:430
-    reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:431
-    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:436
+    reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:446
+    reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:447
+    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:452
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:52
-    wire task_closed; // hdlgen/internal/slot/slot.go:313
-    wire kernel_s_tready; // hdlgen/internal/slot/slot.go:314
-    wire job_push; // hdlgen/internal/slot/slot.go:315
-    wire job_room; // hdlgen/internal/slot/slot.go:315
-    wire s_host_tlp_ready_w; // hdlgen/internal/slot/slot.go:326
-    wire s_port_a_tlp_ready_w; // hdlgen/internal/slot/slot.go:326
-    wire s_port_b_tlp_ready_w; // hdlgen/internal/slot/slot.go:326
-    wire buffer_ready; // hdlgen/internal/slot/slot.go:329
-    wire cpl_ready; // hdlgen/internal/slot/slot.go:330
-    wire irq_ready; // hdlgen/internal/slot/slot.go:330
+    wire task_closed; // hdlgen/internal/slot/slot.go:329
+    wire kernel_s_tready; // hdlgen/internal/slot/slot.go:330
+    wire job_push; // hdlgen/internal/slot/slot.go:331
+    wire job_room; // hdlgen/internal/slot/slot.go:331
+    wire s_host_tlp_ready_w; // hdlgen/internal/slot/slot.go:342
+    wire s_port_a_tlp_ready_w; // hdlgen/internal/slot/slot.go:342
+    wire s_port_b_tlp_ready_w; // hdlgen/internal/slot/slot.go:342
+    wire buffer_ready; // hdlgen/internal/slot/slot.go:345
+    wire cpl_ready; // hdlgen/internal/slot/slot.go:346
+    wire irq_ready; // hdlgen/internal/slot/slot.go:346
     wire in_mux_last_is0; // hdlgen/axis/axis.go:162
     wire in_mux_last_is1; // hdlgen/axis/axis.go:162
     wire in_mux_last_is2; // hdlgen/axis/axis.go:162
@@ -125,33 +138,33 @@ module onic_slot0 (
     wire in_mux_valid; // hdlgen/axis/axis.go:172
     wire [659:0] in_mux_data; // hdlgen/axis/axis.go:174
     wire in_mux_out_ready; // hdlgen/axis/axis.go:329
-    wire [12:0] _in_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:517
-    wire [12:0] _in_slice_skid_data_add; // hdlgen/internal/slot/slot.go:518
-    wire [679:0] _in_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:519
+    wire [12:0] _in_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:533
+    wire [12:0] _in_slice_skid_data_add; // hdlgen/internal/slot/slot.go:534
+    wire [679:0] _in_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:535
     wire in_slice_out_ready; // hdlgen/axis/axis.go:53
     wire in_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire in_slice_load; // hdlgen/axis/axis.go:60
     wire in_slice_pending; // hdlgen/axis/axis.go:61
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire in_is_write; // hdlgen/internal/slot/slot.go:543
-    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:567
-    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:563
-    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:568
-    wire in_pass; // hdlgen/internal/slot/slot.go:580
-    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:581
-    wire in_drop; // hdlgen/internal/slot/slot.go:582
-    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:582
-    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:582
-    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:582
-    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:582
-    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:582
-    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:591
-    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:592
-    wire in_to_kernel; // hdlgen/internal/slot/slot.go:593
-    wire in_ready; // hdlgen/internal/slot/slot.go:594
-    wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:387
-    wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:387
-    wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:387
+    wire in_is_write; // hdlgen/internal/slot/slot.go:559
+    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:583
+    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:579
+    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:584
+    wire in_pass; // hdlgen/internal/slot/slot.go:596
+    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:597
+    wire in_drop; // hdlgen/internal/slot/slot.go:598
+    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:598
+    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:598
+    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:598
+    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:598
+    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:598
+    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:607
+    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:608
+    wire in_to_kernel; // hdlgen/internal/slot/slot.go:609
+    wire in_ready; // hdlgen/internal/slot/slot.go:610
+    wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:403
+    wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:403
+    wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:403
     wire jobs_empty; // hdlgen/axis/axis.go:88
     wire jobs_full; // hdlgen/axis/axis.go:89
     wire jobs_out_ready; // hdlgen/axis/axis.go:90
@@ -160,33 +173,33 @@ module onic_slot0 (
     wire jobs_pop; // hdlgen/axis/axis.go:94
     wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:100
     wire [127:0] _out_slice_skid_data_mux_5; // hdlgen/axis/axis.go:108
-    wire len_room; // hdlgen/internal/slot/slot.go:407
-    wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:408
-    wire buffer_room; // hdlgen/internal/slot/slot.go:408
-    wire _out_bytes_and; // hdlgen/internal/slot/slot.go:410
-    wire [2:0] _out_bytes_total_add_21; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_20; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_19; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_18; // hdlgen/internal/slot/slot.go:412
-    wire [4:0] _out_bytes_total_add_17; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_16; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_15; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_14; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_13; // hdlgen/internal/slot/slot.go:412
-    wire [4:0] _out_bytes_total_add_12; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_11; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_10; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_9; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_8; // hdlgen/internal/slot/slot.go:412
-    wire [4:0] _out_bytes_total_add_7; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_6; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_5; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_4; // hdlgen/internal/slot/slot.go:412
-    wire [2:0] _out_bytes_total_add_3; // hdlgen/internal/slot/slot.go:412
-    wire [4:0] _out_bytes_total_add_2; // hdlgen/internal/slot/slot.go:412
-    wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:412
-    wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:412
-    wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:423
+    wire len_room; // hdlgen/internal/slot/slot.go:423
+    wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:424
+    wire buffer_room; // hdlgen/internal/slot/slot.go:424
+    wire _out_bytes_and; // hdlgen/internal/slot/slot.go:426
+    wire [2:0] _out_bytes_total_add_21; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_20; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_19; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_18; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] _out_bytes_total_add_17; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_16; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_15; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_14; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_13; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] _out_bytes_total_add_12; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_11; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_10; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_9; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_8; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] _out_bytes_total_add_7; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_6; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_5; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_4; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] _out_bytes_total_add_3; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] _out_bytes_total_add_2; // hdlgen/internal/slot/slot.go:428
+    wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:428
+    wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:428
+    wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:439
     wire buffer_empty; // hdlgen/axis/axis.go:88
     wire buffer_full; // hdlgen/axis/axis.go:89
     wire _buffer_pop_not; // hdlgen/axis/axis.go:90
@@ -205,57 +218,57 @@ module onic_slot0 (
     wire lens_pop; // hdlgen/axis/axis.go:94
     wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:100
     wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:108
-    wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:434
-    wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:435
-    wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:435
-    wire _out_valid_eq; // hdlgen/internal/slot/slot.go:435
-    wire [12:0] _out_dws_add; // hdlgen/internal/slot/slot.go:438
-    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] _out_slice_skid_data_or_3; // hdlgen/internal/slot/slot.go:440
-    wire [3:0] _out_slice_skid_data_mux_3; // hdlgen/internal/slot/slot.go:442
-    wire _out_slice_skid_data_eq_2; // hdlgen/internal/slot/slot.go:443
-    wire _out_slice_skid_data_eq; // hdlgen/internal/slot/slot.go:444
-    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:449
-    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:449
-    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:449
-    wire msg_rewrite_4dw; // hdlgen/internal/slot/slot.go:450
-    wire [31:0] msg_rewrite_dw0; // hdlgen/internal/slot/slot.go:450
-    wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:450
-    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:459
-    wire out_valid; // hdlgen/internal/slot/slot.go:460
-    wire _out_slice_skid_data_mux_2; // hdlgen/internal/slot/slot.go:461
-    wire [15:0] _out_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:463
-    wire [511:0] _out_slice_skid_data_or_2; // hdlgen/internal/slot/slot.go:462
-    wire [127:0] _out_slice_skid_data_mux; // hdlgen/internal/slot/slot.go:462
-    wire [127:0] _out_slice_skid_data_or; // hdlgen/internal/slot/slot.go:462
-    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:463
+    wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:450
+    wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:451
+    wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:451
+    wire _out_valid_eq; // hdlgen/internal/slot/slot.go:451
+    wire [12:0] _out_dws_add; // hdlgen/internal/slot/slot.go:454
+    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:454
+    wire [3:0] _out_slice_skid_data_or_3; // hdlgen/internal/slot/slot.go:456
+    wire [3:0] _out_slice_skid_data_mux_3; // hdlgen/internal/slot/slot.go:458
+    wire _out_slice_skid_data_eq_2; // hdlgen/internal/slot/slot.go:459
+    wire _out_slice_skid_data_eq; // hdlgen/internal/slot/slot.go:460
+    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:465
+    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:465
+    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:465
+    wire msg_rewrite_4dw; // hdlgen/internal/slot/slot.go:466
+    wire [31:0] msg_rewrite_dw0; // hdlgen/internal/slot/slot.go:466
+    wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:466
+    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:475
+    wire out_valid; // hdlgen/internal/slot/slot.go:476
+    wire _out_slice_skid_data_mux_2; // hdlgen/internal/slot/slot.go:477
+    wire [15:0] _out_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:479
+    wire [511:0] _out_slice_skid_data_or_2; // hdlgen/internal/slot/slot.go:478
+    wire [127:0] _out_slice_skid_data_mux; // hdlgen/internal/slot/slot.go:478
+    wire [127:0] _out_slice_skid_data_or; // hdlgen/internal/slot/slot.go:478
+    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:479
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
     wire out_slice_pending; // hdlgen/axis/axis.go:61
-    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:473
-    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:479
-    wire kernel_s_tready_2; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s1_tready; // hdlgen/internal/slot/slot.go:394
-    wire kernel_task_closed; // hdlgen/internal/slot/slot.go:394
-    wire kernel_m_cpl_valid; // hdlgen/internal/slot/slot.go:394
-    wire [63:0] kernel_m_cpl_addr; // hdlgen/internal/slot/slot.go:394
-    wire [255:0] kernel_m_cpl_data; // hdlgen/internal/slot/slot.go:394
-    wire kernel_m_irq_valid; // hdlgen/internal/slot/slot.go:394
-    wire [63:0] kernel_m_irq_addr; // hdlgen/internal/slot/slot.go:394
-    wire [31:0] kernel_m_irq_data; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s_axil_awready; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s_axil_wready; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s_axil_bvalid; // hdlgen/internal/slot/slot.go:394
-    wire [1:0] kernel_s_axil_bresp; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s_axil_arready; // hdlgen/internal/slot/slot.go:394
-    wire kernel_s_axil_rvalid; // hdlgen/internal/slot/slot.go:394
-    wire [31:0] kernel_s_axil_rdata; // hdlgen/internal/slot/slot.go:394
-    wire [1:0] kernel_s_axil_rresp; // hdlgen/internal/slot/slot.go:394
-    wire [511:0] kernel_m_tdata; // hdlgen/internal/slot/slot.go:394
-    wire [63:0] kernel_m_tkeep; // hdlgen/internal/slot/slot.go:394
-    wire kernel_m_tlast; // hdlgen/internal/slot/slot.go:394
-    wire kernel_m_tvalid; // hdlgen/internal/slot/slot.go:394
+    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:489
+    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:495
+    wire kernel_s_tready_2; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s1_tready; // hdlgen/internal/slot/slot.go:410
+    wire kernel_task_closed; // hdlgen/internal/slot/slot.go:410
+    wire kernel_m_cpl_valid; // hdlgen/internal/slot/slot.go:410
+    wire [63:0] kernel_m_cpl_addr; // hdlgen/internal/slot/slot.go:410
+    wire [255:0] kernel_m_cpl_data; // hdlgen/internal/slot/slot.go:410
+    wire kernel_m_irq_valid; // hdlgen/internal/slot/slot.go:410
+    wire [63:0] kernel_m_irq_addr; // hdlgen/internal/slot/slot.go:410
+    wire [31:0] kernel_m_irq_data; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s_axil_awready; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s_axil_wready; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s_axil_bvalid; // hdlgen/internal/slot/slot.go:410
+    wire [1:0] kernel_s_axil_bresp; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s_axil_arready; // hdlgen/internal/slot/slot.go:410
+    wire kernel_s_axil_rvalid; // hdlgen/internal/slot/slot.go:410
+    wire [31:0] kernel_s_axil_rdata; // hdlgen/internal/slot/slot.go:410
+    wire [1:0] kernel_s_axil_rresp; // hdlgen/internal/slot/slot.go:410
+    wire [511:0] kernel_m_tdata; // hdlgen/internal/slot/slot.go:410
+    wire [63:0] kernel_m_tkeep; // hdlgen/internal/slot/slot.go:410
+    wire kernel_m_tlast; // hdlgen/internal/slot/slot.go:410
+    wire kernel_m_tvalid; // hdlgen/internal/slot/slot.go:410
     wire unused;
 
 `ifndef SYNTHESIS
@@ -554,7 +567,7 @@ module onic_slot0 (
                     kernel_s1_tready, kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0],
                     _out_dws_add[1:0]};
 
-    onic_slot0_kernel kernel ( // hdlgen/internal/slot/slot.go:394
+    onic_slot0_kernel kernel ( // hdlgen/internal/slot/slot.go:410
         .clk(clk),
         .rst(rst),
         .s_tdata(in_slice_data[639:128]),

@@ -5,8 +5,13 @@
 module onic_pcie_manager (
     input  wire clk,
     input  wire rst,
+    // The O-NIC's own routing ID (bus, device, function), as enumeration gave it.
     input  wire [15:0] self_id,
+    // Per optical port (bit 0 A, bit 1 B): the port is down or stalled, so the decision fails or
+    // holds what is for it.
     input  wire [1:0] port_down,
+    // The manager's registers over AXI-Lite (windows, LUT, access rules, counters): pcie/manager's
+    // register map, 12-bit offsets.
     input  wire [11:0] s_axil_awaddr,
     input  wire s_axil_awvalid,
     input  wire [31:0] s_axil_wdata,
@@ -20,6 +25,9 @@ module onic_pcie_manager (
     input  wire [11:0] s_axil_araddr,
     input  wire s_axil_arvalid,
     input  wire s_axil_rready,
+    // TLPs from the host: a 128-bit header (DW0 in the top bits), the payload from byte 0 of the
+    // first beat, a keep bit per DW, the BAR and physical function the PCIe block matched; sop and
+    // eop frame a TLP.
     input  wire s_host_tlp_valid,
     input  wire [127:0] s_host_tlp_hdr,
     input  wire [2:0] s_host_tlp_bar,
@@ -28,6 +36,8 @@ module onic_pcie_manager (
     input  wire s_host_tlp_sop,
     input  wire s_host_tlp_eop,
     output wire s_host_tlp_ready,
+    // TLPs out of optical port A, translated, with the proxy requester ID: header, payload, keep,
+    // sop and eop as on s_host_tlp.
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -35,6 +45,7 @@ module onic_pcie_manager (
     output wire m_port_a_tlp_eop,
     output wire m_port_a_tlp_valid,
     input  wire m_port_a_tlp_ready,
+    // The same out of optical port B.
     output wire [127:0] m_port_b_tlp_hdr,
     output wire [511:0] m_port_b_tlp_data,
     output wire [15:0] m_port_b_tlp_keep,
@@ -42,6 +53,7 @@ module onic_pcie_manager (
     output wire m_port_b_tlp_eop,
     output wire m_port_b_tlp_valid,
     input  wire m_port_b_tlp_ready,
+    // Posted writes for the kernel slots, the slot's number on the sideband.
     output wire [7:0] m_kernel_slot,
     output wire [127:0] m_kernel_tlp_hdr,
     output wire [511:0] m_kernel_tlp_data,
@@ -50,6 +62,7 @@ module onic_pcie_manager (
     output wire m_kernel_tlp_eop,
     output wire m_kernel_tlp_valid,
     input  wire m_kernel_tlp_ready,
+    // Requests for the O-NIC's own register BAR, to the register block.
     output wire [127:0] m_local_tlp_hdr,
     output wire [511:0] m_local_tlp_data,
     output wire [15:0] m_local_tlp_keep,
@@ -57,429 +70,432 @@ module onic_pcie_manager (
     output wire m_local_tlp_eop,
     output wire m_local_tlp_valid,
     input  wire m_local_tlp_ready,
+    // Completions the manager makes itself for the host (a failed or refused request's UR or CA): a
+    // 96-bit header.
     output wire [95:0] m_cpl_tlp_hdr,
     output wire m_cpl_tlp_valid,
     input  wire m_cpl_tlp_ready,
+    // A TLP from the host is still in the pipeline.
     output wire host_busy,
     output wire s_axil_arready,
     output wire s_axil_rvalid,
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [59:0] lut [0:511]; // hdlgen/manager/manager.go:702
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:729
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:730
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:800
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:800
-    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:865
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:876
-    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:876
-    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:923
-    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:923
-    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:923
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1037
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1037
-    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1037
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1037
-    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1169
-    reg  [31:0] win_en_lo = 32'hffffffff; // hdlgen/manager/manager.go:1194
-    reg  [31:0] win_en_hi = 32'hffffffff; // hdlgen/manager/manager.go:1194
-    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1195
-    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1195
-    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1196
-    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1196
-    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1199
-    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1199
-    reg  lut_init_done = 1'h0; // hdlgen/manager/manager.go:572
-    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:687
-    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:687
-    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:687
-    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:687
-    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:687
-    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:687
-    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:687
-    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:689
-    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:689
-    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:689
-    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:689
-    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:689
-    reg  s1_in_lut = 1'h0; // hdlgen/manager/manager.go:689
-    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:689
-    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:689
-    reg  [59:0] _translated_enabled_memread = 60'h0; // hdlgen/manager/manager.go:703
-    reg  [8:0] lut_init_idx = 9'h0; // hdlgen/manager/manager.go:710
-    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:783
-    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:783
-    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:783
-    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:783
-    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:783
-    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:783
-    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:783
-    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:788
-    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:788
-    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:788
-    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:788
-    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:788
-    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:788
-    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:788
-    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:788
-    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:788
-    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:788
-    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:788
-    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:788
-    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:788
-    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:788
-    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:788
-    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:788
-    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:788
-    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:834
-    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:834
-    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:834
-    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:834
-    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:834
-    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:834
-    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:834
-    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:837
-    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:837
-    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:837
-    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:837
-    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:837
-    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:837
-    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:837
-    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:837
-    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:837
-    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:837
-    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:837
-    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:837
-    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:837
-    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:837
-    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:837
-    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:837
-    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:837
-    reg  [2:0] s3_second_rule = 3'h0; // hdlgen/manager/manager.go:837
-    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:956
-    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:956
-    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:956
-    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:956
-    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:956
-    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:957
-    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:958
-    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:959
-    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:960
-    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:961
-    reg  s4_second_denied = 1'h0; // hdlgen/manager/manager.go:963
-    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:965
-    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:966
-    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:967
-    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:968
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:991
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:991
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:991
-    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:991
-    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:991
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1035
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1035
-    wire [6:0] kind; // hdlgen/manager/manager.go:616: a table
-    wire [63:0] bar_mask; // hdlgen/manager/manager.go:657: a table
-    wire bar_ok; // hdlgen/manager/manager.go:658: a table
-    wire [59:0] _mux_2345_mux; // hdlgen/manager/manager.go:718: a table
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1102: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1106: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1108: a table
-    wire write_accept; // hdlgen/manager/manager.go:1170
-    wire [31:0] write_mask; // hdlgen/manager/manager.go:1181
-    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1194
-    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1194
-    wire init_done; // hdlgen/manager/manager.go:1197
+    reg  [59:0] lut [0:511]; // hdlgen/manager/manager.go:713
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:740
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:741
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:811
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:811
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:887
+    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:887
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:887
+    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:934
+    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:934
+    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:934
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1048
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1048
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1048
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1048
+    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1180
+    reg  [31:0] win_en_lo = 32'hffffffff; // hdlgen/manager/manager.go:1205
+    reg  [31:0] win_en_hi = 32'hffffffff; // hdlgen/manager/manager.go:1205
+    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1206
+    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1206
+    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1207
+    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1207
+    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1210
+    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1210
+    reg  lut_init_done = 1'h0; // hdlgen/manager/manager.go:583
+    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:698
+    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:698
+    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:698
+    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:698
+    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:698
+    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:698
+    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:698
+    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:700
+    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:700
+    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:700
+    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:700
+    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:700
+    reg  s1_in_lut = 1'h0; // hdlgen/manager/manager.go:700
+    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:700
+    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:700
+    reg  [59:0] _translated_enabled_memread = 60'h0; // hdlgen/manager/manager.go:714
+    reg  [8:0] lut_init_idx = 9'h0; // hdlgen/manager/manager.go:721
+    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:794
+    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:794
+    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:794
+    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:794
+    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:794
+    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:794
+    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:794
+    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:799
+    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:799
+    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:799
+    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:799
+    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:799
+    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:799
+    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:799
+    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:799
+    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:799
+    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:799
+    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:799
+    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:799
+    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:799
+    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:799
+    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:799
+    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:799
+    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:799
+    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:845
+    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:845
+    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:845
+    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:845
+    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:845
+    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:845
+    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:845
+    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:848
+    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:848
+    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:848
+    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:848
+    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:848
+    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:848
+    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:848
+    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:848
+    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:848
+    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:848
+    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:848
+    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:848
+    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:848
+    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:848
+    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:848
+    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:848
+    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:848
+    reg  [2:0] s3_second_rule = 3'h0; // hdlgen/manager/manager.go:848
+    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:967
+    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:967
+    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:967
+    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:967
+    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:967
+    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:968
+    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:969
+    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:970
+    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:971
+    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:972
+    reg  s4_second_denied = 1'h0; // hdlgen/manager/manager.go:974
+    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:976
+    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:977
+    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:978
+    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:979
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:1002
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:1002
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:1002
+    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:1002
+    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:1002
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1046
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1046
+    wire [6:0] kind; // hdlgen/manager/manager.go:627: a table
+    wire [63:0] bar_mask; // hdlgen/manager/manager.go:668: a table
+    wire bar_ok; // hdlgen/manager/manager.go:669: a table
+    wire [59:0] _mux_2345_mux; // hdlgen/manager/manager.go:729: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
+    wire write_accept; // hdlgen/manager/manager.go:1181
+    wire [31:0] write_mask; // hdlgen/manager/manager.go:1192
+    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1205
+    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1205
+    wire init_done; // hdlgen/manager/manager.go:1208
     wire in_ready; // hdlgen/axis/axis.go:23
     wire in_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire [127:0] in_hdr; // hdlgen/manager/manager.go:594
-    wire [2:0] in_bar; // hdlgen/manager/manager.go:594
-    wire adv; // hdlgen/manager/manager.go:604
+    wire [127:0] in_hdr; // hdlgen/manager/manager.go:605
+    wire [2:0] in_bar; // hdlgen/manager/manager.go:605
+    wire adv; // hdlgen/manager/manager.go:615
     wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire [63:0] bar_offset; // hdlgen/manager/manager.go:657
-    wire [47:0] _s1_in_lut_sub; // hdlgen/manager/manager.go:671
-    wire _s1_in_lut_ltu; // hdlgen/manager/manager.go:673
-    wire _s1_proxy_ok_eq_64; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_63; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_62; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_61; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_60; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_59; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_58; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_57; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_56; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_55; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_54; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_53; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_52; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_51; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_50; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_49; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_48; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_47; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_46; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_45; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_44; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_43; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_42; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_41; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_40; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_39; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_38; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_37; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_36; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_35; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_34; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_33; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_32; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_31; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_30; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_29; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_28; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_27; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_26; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_25; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_24; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_23; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_22; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_21; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_20; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_19; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_18; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_17; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_16; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_15; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_14; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_13; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_12; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_11; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_10; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_9; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_8; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_7; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_6; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_5; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_4; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_3; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq_2; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_eq; // hdlgen/manager/manager.go:679
-    wire _s1_proxy_ok_or_9; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_8; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_7; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_6; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_5; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_4; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_3; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or_2; // hdlgen/manager/manager.go:682
-    wire _s1_proxy_ok_or; // hdlgen/manager/manager.go:682
-    wire [15:0] _s1_proxy_or_18; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_17; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_16; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_15; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_14; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_13; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_12; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_11; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_10; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_9; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_8; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_7; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_6; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_5; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_4; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_3; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or_2; // hdlgen/manager/manager.go:684
-    wire [15:0] _s1_proxy_or; // hdlgen/manager/manager.go:684
-    wire _lut_init_idx_not; // hdlgen/manager/manager.go:713
-    wire [63:0] _mux_2345_concat; // hdlgen/manager/manager.go:716
-    wire [59:0] mux_2345; // hdlgen/manager/manager.go:718
-    wire or_2350; // hdlgen/manager/manager.go:719
-    wire [63:0] window_enables; // hdlgen/manager/manager.go:741
-    wire failover; // hdlgen/manager/manager.go:750
-    wire translated_found; // hdlgen/manager/manager.go:760
-    wire translated_enabled; // hdlgen/manager/manager.go:761
-    wire [2:0] translated_egress; // hdlgen/manager/manager.go:762
-    wire [7:0] translated_slot; // hdlgen/manager/manager.go:763
-    wire [63:0] translated_addr; // hdlgen/manager/manager.go:764
-    wire multicast; // hdlgen/manager/manager.go:765
-    wire [63:0] check_addr; // hdlgen/manager/manager.go:796
-    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:798
-    wire [4:0] check_egress; // hdlgen/manager/manager.go:802
+    wire [63:0] bar_offset; // hdlgen/manager/manager.go:668
+    wire [47:0] _s1_in_lut_sub; // hdlgen/manager/manager.go:682
+    wire _s1_in_lut_ltu; // hdlgen/manager/manager.go:684
+    wire _s1_proxy_ok_eq_64; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_63; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_62; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_61; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_60; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_59; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_58; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_57; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_56; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_55; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_54; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_53; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_52; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_51; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_50; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_49; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_48; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_47; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_46; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_45; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_44; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_43; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_42; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_41; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_40; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_39; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_38; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_37; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_36; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_35; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_34; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_33; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_32; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_31; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_30; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_29; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_28; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_27; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_26; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_25; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_24; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_23; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_22; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_21; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_20; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_19; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_18; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_17; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_16; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_15; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_14; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_13; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_12; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_11; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_10; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_9; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_8; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_7; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_6; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_5; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_4; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_3; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq_2; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_eq; // hdlgen/manager/manager.go:690
+    wire _s1_proxy_ok_or_9; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_8; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_7; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_6; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_5; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_4; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_3; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or_2; // hdlgen/manager/manager.go:693
+    wire _s1_proxy_ok_or; // hdlgen/manager/manager.go:693
+    wire [15:0] _s1_proxy_or_18; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_17; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_16; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_15; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_14; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_13; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_12; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_11; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_10; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_9; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_8; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_7; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_6; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_5; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_4; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_3; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or_2; // hdlgen/manager/manager.go:695
+    wire [15:0] _s1_proxy_or; // hdlgen/manager/manager.go:695
+    wire _lut_init_idx_not; // hdlgen/manager/manager.go:724
+    wire [63:0] _mux_2345_concat; // hdlgen/manager/manager.go:727
+    wire [59:0] mux_2345; // hdlgen/manager/manager.go:729
+    wire or_2350; // hdlgen/manager/manager.go:730
+    wire [63:0] window_enables; // hdlgen/manager/manager.go:752
+    wire failover; // hdlgen/manager/manager.go:761
+    wire translated_found; // hdlgen/manager/manager.go:771
+    wire translated_enabled; // hdlgen/manager/manager.go:772
+    wire [2:0] translated_egress; // hdlgen/manager/manager.go:773
+    wire [7:0] translated_slot; // hdlgen/manager/manager.go:774
+    wire [63:0] translated_addr; // hdlgen/manager/manager.go:775
+    wire multicast; // hdlgen/manager/manager.go:776
+    wire [63:0] check_addr; // hdlgen/manager/manager.go:807
+    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:809
+    wire [4:0] check_egress; // hdlgen/manager/manager.go:813
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire [4:0] second_check_egress; // hdlgen/manager/manager.go:828
+    wire [4:0] second_check_egress; // hdlgen/manager/manager.go:839
     wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire cfg_or_msg; // hdlgen/manager/manager.go:853
-    wire cpl_unexpected; // hdlgen/manager/manager.go:853
-    wire allowed; // hdlgen/manager/manager.go:856
-    wire to_port; // hdlgen/manager/manager.go:857
-    wire no_proxy_id; // hdlgen/manager/manager.go:881
-    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:881
-    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:881
-    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:881
-    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:881
-    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:881
-    wire denied; // hdlgen/manager/manager.go:882
-    wire [3:0] reason_denied; // hdlgen/manager/manager.go:882
-    wire [2:0] egress_denied; // hdlgen/manager/manager.go:882
-    wire [7:0] slot_denied; // hdlgen/manager/manager.go:882
-    wire [63:0] addr_denied; // hdlgen/manager/manager.go:882
-    wire [15:0] req_denied; // hdlgen/manager/manager.go:882
-    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:895
-    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:895
-    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:895
-    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:895
-    wire [15:0] req_port_down; // hdlgen/manager/manager.go:895
-    wire mapping_disabled; // hdlgen/manager/manager.go:897
-    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:897
-    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:897
-    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:897
-    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:897
-    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:897
-    wire window_miss; // hdlgen/manager/manager.go:898
-    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:898
-    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:898
-    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:898
-    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:898
-    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:898
-    wire reg_allowed; // hdlgen/manager/manager.go:899
-    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:899
-    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:899
-    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:899
-    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:899
-    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:899
-    wire reg_denied; // hdlgen/manager/manager.go:900
-    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:900
-    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:900
-    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:900
-    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:900
-    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:900
-    wire not_for_us; // hdlgen/manager/manager.go:901
-    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:901
-    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:901
-    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:901
-    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:901
-    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:901
-    wire unsupported; // hdlgen/manager/manager.go:902
-    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:902
-    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:902
-    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:902
-    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:902
-    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:902
-    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:910
-    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:912
-    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:912
-    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:912
-    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:912
-    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:912
-    wire cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:913
-    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:914
-    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:914
-    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:914
-    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:914
-    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:914
-    wire ok; // hdlgen/manager/manager.go:916
-    wire [1:0] action; // hdlgen/manager/manager.go:923
-    wire [2:0] cpl_status; // hdlgen/manager/manager.go:924
-    wire via_window; // hdlgen/manager/manager.go:929
-    wire second_wanted; // hdlgen/manager/manager.go:930
-    wire second_allowed; // hdlgen/manager/manager.go:933
-    wire second_denied; // hdlgen/manager/manager.go:934
-    wire second_copy; // hdlgen/manager/manager.go:935
-    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:940
-    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:940
-    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:940
-    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:940
-    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:940
-    wire rewrite_second_4dw; // hdlgen/manager/manager.go:941
-    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:941
-    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:941
-    wire [127:0] hdr_second; // hdlgen/manager/manager.go:941
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1105
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1107
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1114
-    wire take_decision; // hdlgen/manager/manager.go:946
-    wire forward; // hdlgen/manager/manager.go:977
-    wire _to_port_a_eq; // hdlgen/manager/manager.go:978
-    wire to_port_a; // hdlgen/manager/manager.go:979
-    wire _to_port_b_eq; // hdlgen/manager/manager.go:978
-    wire to_port_b; // hdlgen/manager/manager.go:980
-    wire [529:0] beat_tail; // hdlgen/manager/manager.go:983
-    wire m_kernel_for; // hdlgen/manager/manager.go:987
-    wire m_local_for; // hdlgen/manager/manager.go:988
-    wire m_cpl_for; // hdlgen/manager/manager.go:989
-    wire m_port_a_offer; // hdlgen/manager/manager.go:991
+    wire cfg_or_msg; // hdlgen/manager/manager.go:864
+    wire cpl_unexpected; // hdlgen/manager/manager.go:864
+    wire allowed; // hdlgen/manager/manager.go:867
+    wire to_port; // hdlgen/manager/manager.go:868
+    wire no_proxy_id; // hdlgen/manager/manager.go:892
+    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:892
+    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:892
+    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:892
+    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:892
+    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:892
+    wire denied; // hdlgen/manager/manager.go:893
+    wire [3:0] reason_denied; // hdlgen/manager/manager.go:893
+    wire [2:0] egress_denied; // hdlgen/manager/manager.go:893
+    wire [7:0] slot_denied; // hdlgen/manager/manager.go:893
+    wire [63:0] addr_denied; // hdlgen/manager/manager.go:893
+    wire [15:0] req_denied; // hdlgen/manager/manager.go:893
+    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:906
+    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:906
+    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:906
+    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:906
+    wire [15:0] req_port_down; // hdlgen/manager/manager.go:906
+    wire mapping_disabled; // hdlgen/manager/manager.go:908
+    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:908
+    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:908
+    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:908
+    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:908
+    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:908
+    wire window_miss; // hdlgen/manager/manager.go:909
+    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:909
+    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:909
+    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:909
+    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:909
+    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:909
+    wire reg_allowed; // hdlgen/manager/manager.go:910
+    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:910
+    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:910
+    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:910
+    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:910
+    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:910
+    wire reg_denied; // hdlgen/manager/manager.go:911
+    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:911
+    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:911
+    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:911
+    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:911
+    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:911
+    wire not_for_us; // hdlgen/manager/manager.go:912
+    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:912
+    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:912
+    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:912
+    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:912
+    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:912
+    wire unsupported; // hdlgen/manager/manager.go:913
+    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:913
+    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:913
+    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:913
+    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:913
+    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:913
+    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:921
+    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:923
+    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:923
+    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:923
+    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:923
+    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:923
+    wire cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:924
+    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:925
+    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:925
+    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:925
+    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:925
+    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:925
+    wire ok; // hdlgen/manager/manager.go:927
+    wire [1:0] action; // hdlgen/manager/manager.go:934
+    wire [2:0] cpl_status; // hdlgen/manager/manager.go:935
+    wire via_window; // hdlgen/manager/manager.go:940
+    wire second_wanted; // hdlgen/manager/manager.go:941
+    wire second_allowed; // hdlgen/manager/manager.go:944
+    wire second_denied; // hdlgen/manager/manager.go:945
+    wire second_copy; // hdlgen/manager/manager.go:946
+    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:951
+    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:951
+    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:951
+    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:951
+    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:951
+    wire rewrite_second_4dw; // hdlgen/manager/manager.go:952
+    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:952
+    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:952
+    wire [127:0] hdr_second; // hdlgen/manager/manager.go:952
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1125
+    wire take_decision; // hdlgen/manager/manager.go:957
+    wire forward; // hdlgen/manager/manager.go:988
+    wire _to_port_a_eq; // hdlgen/manager/manager.go:989
+    wire to_port_a; // hdlgen/manager/manager.go:990
+    wire _to_port_b_eq; // hdlgen/manager/manager.go:989
+    wire to_port_b; // hdlgen/manager/manager.go:991
+    wire [529:0] beat_tail; // hdlgen/manager/manager.go:994
+    wire m_kernel_for; // hdlgen/manager/manager.go:998
+    wire m_local_for; // hdlgen/manager/manager.go:999
+    wire m_cpl_for; // hdlgen/manager/manager.go:1000
+    wire m_port_a_offer; // hdlgen/manager/manager.go:1002
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/manager.go:991
-    wire m_port_a_has; // hdlgen/manager/manager.go:991
-    wire m_port_a_done; // hdlgen/manager/manager.go:991
+    wire m_port_a_took; // hdlgen/manager/manager.go:1002
+    wire m_port_a_has; // hdlgen/manager/manager.go:1002
+    wire m_port_a_done; // hdlgen/manager/manager.go:1002
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_port_b_offer; // hdlgen/manager/manager.go:991
+    wire m_port_b_offer; // hdlgen/manager/manager.go:1002
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/manager.go:991
-    wire m_port_b_has; // hdlgen/manager/manager.go:991
-    wire m_port_b_done; // hdlgen/manager/manager.go:991
+    wire m_port_b_took; // hdlgen/manager/manager.go:1002
+    wire m_port_b_has; // hdlgen/manager/manager.go:1002
+    wire m_port_b_done; // hdlgen/manager/manager.go:1002
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_kernel_offer; // hdlgen/manager/manager.go:991
+    wire m_kernel_offer; // hdlgen/manager/manager.go:1002
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/manager.go:991
-    wire m_kernel_has; // hdlgen/manager/manager.go:991
-    wire m_kernel_done; // hdlgen/manager/manager.go:991
+    wire m_kernel_took; // hdlgen/manager/manager.go:1002
+    wire m_kernel_has; // hdlgen/manager/manager.go:1002
+    wire m_kernel_done; // hdlgen/manager/manager.go:1002
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_local_offer; // hdlgen/manager/manager.go:991
+    wire m_local_offer; // hdlgen/manager/manager.go:1002
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/manager.go:991
-    wire m_local_has; // hdlgen/manager/manager.go:991
-    wire m_local_done; // hdlgen/manager/manager.go:991
+    wire m_local_took; // hdlgen/manager/manager.go:1002
+    wire m_local_has; // hdlgen/manager/manager.go:1002
+    wire m_local_done; // hdlgen/manager/manager.go:1002
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire m_cpl_offer; // hdlgen/manager/manager.go:991
+    wire m_cpl_offer; // hdlgen/manager/manager.go:1002
     wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
-    wire m_cpl_took; // hdlgen/manager/manager.go:991
-    wire m_cpl_has; // hdlgen/manager/manager.go:991
-    wire m_cpl_done; // hdlgen/manager/manager.go:991
+    wire m_cpl_took; // hdlgen/manager/manager.go:1002
+    wire m_cpl_has; // hdlgen/manager/manager.go:1002
+    wire m_cpl_done; // hdlgen/manager/manager.go:1002
     wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:358
-    wire count_fire; // hdlgen/manager/manager.go:1032
-    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1218
-    wire read_accept; // hdlgen/manager/manager.go:1218
-    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1241
-    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1241
-    wire [31:0] read_data; // hdlgen/manager/manager.go:1241
+    wire count_fire; // hdlgen/manager/manager.go:1043
+    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1229
+    wire read_accept; // hdlgen/manager/manager.go:1229
+    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1252
+    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1252
+    wire [31:0] read_data; // hdlgen/manager/manager.go:1252
     wire in_slice_s_tready; // hdlgen/axis/axis.go:359
     wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:359
     wire in_slice_m_tvalid; // hdlgen/axis/axis.go:359

@@ -6,17 +6,23 @@
 module onic_slot2_kernel (
     input  wire clk,
     input  wire rst,
+    // Input 0: the write's payload, 512 bits a beat, a tkeep bit per byte, tlast on its last beat.
     input  wire [511:0] s_tdata,
     input  wire [63:0] s_tkeep,
     input  wire s_tlast,
     input  wire s_tvalid,
+    // Input 1, for two-input kernels: the partner write's payload.
     input  wire [511:0] s1_tdata,
     input  wire [63:0] s1_tkeep,
     input  wire s1_tlast,
     input  wire s1_tvalid,
+    // The kernel's output, in the same form.
     input  wire m_tready,
+    // The task shell's completion record for the host's memory.
     input  wire m_cpl_ready,
+    // The task shell's MSI-X message.
     input  wire m_irq_ready,
+    // The shell's registers (below 0x1000) and the kernel's own (above): 13 address bits.
     input  wire [12:0] s_axil_awaddr,
     input  wire s_axil_awvalid,
     input  wire [31:0] s_axil_wdata,
@@ -28,6 +34,7 @@ module onic_slot2_kernel (
     input  wire s_axil_rready,
     output wire s_tready,
     output wire s1_tready,
+    // The shell is enabled and takes no input: writes for the slot are dropped.
     output wire task_closed,
     output wire m_cpl_valid,
     output wire [63:0] m_cpl_addr,
