@@ -25,7 +25,7 @@ func TestDescribe(t *testing.T) {
 	_, ports, _ := strings.Cut(string(src), "module described (\n")
 	ports, _, _ = strings.Cut(ports, ");")
 	lines := strings.Split(strings.TrimSuffix(ports, "\n"), "\n")
-	var comments, before []string
+	var comments []string
 	for i, l := range lines {
 		if strings.HasPrefix(l, "    // ") {
 			comments = append(comments, l)
@@ -37,7 +37,6 @@ func TestDescribe(t *testing.T) {
 		if !strings.HasSuffix(l, ",") && i != len(lines)-1 {
 			t.Errorf("port line without its comma: %q", l)
 		}
-		before = append(before, l)
 	}
 	if len(comments) < 3 || !strings.HasPrefix(comments[0], "    // The input stream:") || comments[len(comments)-1] != "    // The output." {
 		t.Fatalf("comments %q in\n%s", comments, src)
