@@ -49,6 +49,13 @@ const (
 //     the outstanding requests' completions with it.
 func PortTagsModule() *ir.Module {
 	m := ir.NewModule("onic_port_tags")
+	m.Describe("up", "The port's link is up; while it is not, every tag is free.")
+	m.Describe("s_tlp_", "The card's egress toward the port's link; a non-posted request takes a free tag of the port's.")
+	m.Describe("np_room", "The park for requests waiting for a tag has more than ParkMargin places free.")
+	m.Describe("m_tlp_", "To the link: requests with the port's tag, posted requests and completions untouched.")
+	m.Describe("s_rx_", "From the link: received TLPs.")
+	m.Describe("m_rx_", "To the port pipeline: completions that answer a request of this port, their own tag back; requests untouched.")
+	m.Describe("unexpected", "Completions that answered nothing of this port's (PCIe §2.3.2), dropped.")
 	const n = manager.Tags
 	const tb = manager.TagBits
 	up := m.Input("up", 1)

@@ -195,6 +195,9 @@ func wordsFor(m *ir.Module, n ir.Value, lcrc bool) ir.Value {
 // the frame's words without the LCRC, which the link adds.
 func FramerModule() *ir.Module {
 	m := ir.NewModule("onic_optlink_framer")
+	m.Describe("tlp_", "TLPs to frame, in the manager's stream format: a 128-bit header, the payload from byte 0, keep, sop and eop.")
+	m.Describe("seq", "The frame's sequence number and the link's epoch, for its token.")
+	m.Describe("frame_", "The frame's words, token and header slot first, the payload realigned behind them, without the LCRC.")
 	hdr := m.Input("tlp_hdr", hdrBits)
 	data := m.Input("tlp_data", dataBits)
 	keep := m.Input("tlp_keep", keepBits)
@@ -221,6 +224,8 @@ func FramerModule() *ir.Module {
 // byte 0.
 func DeframerModule() *ir.Module {
 	m := ir.NewModule("onic_optlink_deframer")
+	m.Describe("in_", "A stored frame's words: token, header and payload DWs, in_last on the last.")
+	m.Describe("tlp_", "The TLP, in the manager's stream format: the header from the header slot, the payload realigned to byte 0.")
 	data := m.Input("in_data", dataBits)
 	keep := m.Input("in_keep", keepBits)
 	last := m.Input("in_last", 1)

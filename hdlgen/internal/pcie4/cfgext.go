@@ -18,6 +18,7 @@ import (
 // write ports are not used.
 func CfgExtModule(words [pg213.ExtRegs]uint32) *ir.Module {
 	m := ir.NewModule("onic_pcie4_cfg_ext")
+	m.Describe("cfg_ext_", "PG213's user extended configuration interface: reads of Dwords from pg213.ExtFirstReg on, answered the next cycle with the O-NIC's description capability.")
 	received := m.Input("cfg_ext_read_received", 1)
 	reg := m.Input("cfg_ext_register_number", 10)
 	// reg in [0x120, 0x13F]: its top five bits are 0x120 >> 5 = 0b01001.

@@ -44,6 +44,13 @@ const ParkDepth = 256
 // would only hand them back and forth.
 func TagsModule() *ir.Module {
 	m := ir.NewModule("onic_pcie4_tags")
+	m.Describe("self_id", "The O-NIC's routing ID: every request leaves as the card's own.")
+	m.Describe("req_", "Requests for the host from the ports (req_port: 1 A, 2 B), in the manager's stream format.")
+	m.Describe("nph_av", "PG213's non-posted header and data credits (pcie_tfc_*), which gate a non-posted request.")
+	m.Describe("np_overflows", "Non-posted requests dropped because the park where they wait for a tag and credits was full.")
+	m.Describe("rq_", "To the RQ adapter: the requests with self_id as requester and, if non-posted, a free local tag.")
+	m.Describe("rc_", "From the RC adapter: the host's completions; rc_done on the last beat of the one that ends its request.")
+	m.Describe("cpl_", "The completions with the request's own requester ID and tag put back, and cpl_port the port it came from (0: unexpected).")
 	const n = 1 << TagBits
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
 	self := m.Input("self_id", 16)

@@ -5,11 +5,14 @@
 module onic_optlink_deframer (
     input  wire clk,
     input  wire rst,
+    // A stored frame's words: token, header and payload DWs, in_last on the last.
     input  wire [511:0] in_data,
     input  wire [15:0] in_keep,
     input  wire in_last,
     input  wire in_valid,
     output wire in_ready,
+    // The TLP, in the manager's stream format: the header from the header slot, the payload
+    // realigned to byte 0.
     output wire [127:0] tlp_hdr,
     output wire [511:0] tlp_data,
     output wire [15:0] tlp_keep,
@@ -18,32 +21,32 @@ module onic_optlink_deframer (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:231
-    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:231
-    reg  [127:0] held_meta = 128'h0; // hdlgen/internal/optlink/optlink.go:231
-    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:231
-    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:231
-    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:231
+    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  [127:0] held_meta = 128'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:236
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:52
-    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:228
-    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:230
-    wire _combine_not; // hdlgen/internal/optlink/optlink.go:231
-    wire combine; // hdlgen/internal/optlink/optlink.go:231
-    wire flush; // hdlgen/internal/optlink/optlink.go:231
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:231
-    wire rest_empty; // hdlgen/internal/optlink/optlink.go:231
-    wire out_eop; // hdlgen/internal/optlink/optlink.go:231
-    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:231
+    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:233
+    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:235
+    wire _combine_not; // hdlgen/internal/optlink/optlink.go:236
+    wire combine; // hdlgen/internal/optlink/optlink.go:236
+    wire flush; // hdlgen/internal/optlink/optlink.go:236
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:236
+    wire rest_empty; // hdlgen/internal/optlink/optlink.go:236
+    wire out_eop; // hdlgen/internal/optlink/optlink.go:236
+    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:236
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_w_not; // hdlgen/internal/optlink/optlink.go:231
-    wire _in_ready_w_or; // hdlgen/internal/optlink/optlink.go:231
-    wire take; // hdlgen/internal/optlink/optlink.go:231
-    wire sent; // hdlgen/internal/optlink/optlink.go:231
-    wire start; // hdlgen/internal/optlink/optlink.go:231
-    wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:231
+    wire _in_ready_w_not; // hdlgen/internal/optlink/optlink.go:236
+    wire _in_ready_w_or; // hdlgen/internal/optlink/optlink.go:236
+    wire take; // hdlgen/internal/optlink/optlink.go:236
+    wire sent; // hdlgen/internal/optlink/optlink.go:236
+    wire start; // hdlgen/internal/optlink/optlink.go:236
+    wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:236
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

@@ -5,40 +5,45 @@
 module onic_optlink_framer (
     input  wire clk,
     input  wire rst,
+    // TLPs to frame, in the manager's stream format: a 128-bit header, the payload from byte 0,
+    // keep, sop and eop.
     input  wire [127:0] tlp_hdr,
     input  wire [511:0] tlp_data,
     input  wire [15:0] tlp_keep,
     input  wire tlp_sop,
     input  wire tlp_eop,
     input  wire tlp_valid,
+    // The frame's sequence number and the link's epoch, for its token.
     input  wire [11:0] seq,
     input  wire epoch,
     output wire tlp_ready,
+    // The frame's words, token and header slot first, the payload realigned behind them, without
+    // the LCRC.
     output wire [511:0] frame_data,
     output wire [15:0] frame_keep,
     output wire frame_last,
     output wire frame_valid,
     input  wire frame_ready
 );
-    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:209
-    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:209
-    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:209
+    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:212
+    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:212
+    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:212
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [529:0] out_slice_data = 530'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [529:0] out_slice_skid_data = 530'h0; // hdlgen/axis/axis.go:52
-    wire in_ready; // hdlgen/internal/optlink/optlink.go:206
-    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:208
-    wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:209
-    wire _first_not; // hdlgen/internal/optlink/optlink.go:209
-    wire first; // hdlgen/internal/optlink/optlink.go:209
-    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:209
-    wire out_last; // hdlgen/internal/optlink/optlink.go:209
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:209
-    wire [529:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:209
+    wire in_ready; // hdlgen/internal/optlink/optlink.go:209
+    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:211
+    wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:212
+    wire _first_not; // hdlgen/internal/optlink/optlink.go:212
+    wire first; // hdlgen/internal/optlink/optlink.go:212
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:212
+    wire out_last; // hdlgen/internal/optlink/optlink.go:212
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:212
+    wire [529:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:212
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:209
-    wire take; // hdlgen/internal/optlink/optlink.go:209
+    wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:212
+    wire take; // hdlgen/internal/optlink/optlink.go:212
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

@@ -5,15 +5,17 @@
 module onic_pcie4_cfg_ext (
     input  wire clk,
     input  wire rst,
+    // PG213's user extended configuration interface: reads of Dwords from pg213.ExtFirstReg on,
+    // answered the next cycle with the O-NIC's description capability.
     input  wire cfg_ext_read_received,
     input  wire [9:0] cfg_ext_register_number,
     output wire [31:0] cfg_ext_read_data,
     output wire cfg_ext_read_data_valid
 );
-    reg  read_data_valid = 1'h0; // hdlgen/internal/pcie4/cfgext.go:30
-    reg  [31:0] read_data = 32'h0; // hdlgen/internal/pcie4/cfgext.go:32
-    wire [31:0] word; // hdlgen/internal/pcie4/cfgext.go:29: a table
-    wire in_user_space; // hdlgen/internal/pcie4/cfgext.go:24
+    reg  read_data_valid = 1'h0; // hdlgen/internal/pcie4/cfgext.go:31
+    reg  [31:0] read_data = 32'h0; // hdlgen/internal/pcie4/cfgext.go:33
+    wire [31:0] word; // hdlgen/internal/pcie4/cfgext.go:30: a table
+    wire in_user_space; // hdlgen/internal/pcie4/cfgext.go:25
 
     assign in_user_space = cfg_ext_register_number[9:5] == 5'h9;
 

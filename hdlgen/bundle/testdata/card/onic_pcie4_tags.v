@@ -5,7 +5,9 @@
 module onic_pcie4_tags (
     input  wire clk,
     input  wire rst,
+    // The O-NIC's routing ID: every request leaves as the card's own.
     input  wire [15:0] self_id,
+    // Requests for the host from the ports (req_port: 1 A, 2 B), in the manager's stream format.
     input  wire [127:0] req_hdr,
     input  wire req_sop,
     input  wire req_eop,
@@ -14,9 +16,13 @@ module onic_pcie4_tags (
     input  wire [15:0] req_keep,
     input  wire req_valid,
     output wire req_ready,
+    // PG213's non-posted header and data credits (pcie_tfc_*), which gate a non-posted request.
     input  wire [3:0] nph_av,
     input  wire [3:0] npd_av,
+    // Non-posted requests dropped because the park where they wait for a tag and credits was full.
     output wire [31:0] np_overflows,
+    // To the RQ adapter: the requests with self_id as requester and, if non-posted, a free local
+    // tag.
     input  wire rq_ready,
     output wire rq_valid,
     output wire [127:0] rq_hdr,
@@ -24,10 +30,14 @@ module onic_pcie4_tags (
     output wire [15:0] rq_keep,
     output wire rq_sop,
     output wire rq_eop,
+    // From the RC adapter: the host's completions; rc_done on the last beat of the one that ends
+    // its request.
     input  wire [95:0] rc_hdr,
     input  wire rc_valid,
     input  wire rc_done,
     input  wire rc_eop,
+    // The completions with the request's own requester ID and tag put back, and cpl_port the port
+    // it came from (0: unexpected).
     input  wire cpl_ready,
     output wire rc_ready,
     output wire [95:0] cpl_hdr,
@@ -42,13 +52,13 @@ module onic_pcie4_tags (
     output wire cpl_valid
 );
     reg  [661:0] req_park_mem [0:255]; // hdlgen/axis/axis.go:84
-    reg  [27:0] tag_orig [0:255]; // hdlgen/internal/pcie4/tags.go:134
-    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/pcie4/tags.go:68
-    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/pcie4/tags.go:69
-    reg  np_sent_1 = 1'h0; // hdlgen/internal/pcie4/tags.go:90
-    reg  np_sent_2 = 1'h0; // hdlgen/internal/pcie4/tags.go:90
-    reg  [1:0] npd_sent_1 = 2'h0; // hdlgen/internal/pcie4/tags.go:91
-    reg  [1:0] npd_sent_2 = 2'h0; // hdlgen/internal/pcie4/tags.go:91
+    reg  [27:0] tag_orig [0:255]; // hdlgen/internal/pcie4/tags.go:141
+    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/pcie4/tags.go:75
+    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/pcie4/tags.go:76
+    reg  np_sent_1 = 1'h0; // hdlgen/internal/pcie4/tags.go:97
+    reg  np_sent_2 = 1'h0; // hdlgen/internal/pcie4/tags.go:97
+    reg  [1:0] npd_sent_1 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
+    reg  [1:0] npd_sent_2 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
     reg  [8:0] req_park_rptr = 9'h0; // hdlgen/axis/axis.go:82
     reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:83
     reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:85
@@ -57,34 +67,34 @@ module onic_pcie4_tags (
     reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:105
     reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:320
     reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:107
-    reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:143
-    reg  [27:0] _cpl_hdr_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:148
-    reg  [95:0] cpl_hdr_r = 96'h0; // hdlgen/internal/pcie4/tags.go:151
-    reg  cpl_tag_held_r = 1'h0; // hdlgen/internal/pcie4/tags.go:151
-    reg  [511:0] cpl_data_r = 512'h0; // hdlgen/internal/pcie4/tags.go:151
-    reg  [15:0] cpl_keep_r = 16'h0; // hdlgen/internal/pcie4/tags.go:151
-    reg  cpl_sop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:151
-    reg  cpl_eop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:151
-    wire req_needs_tag; // hdlgen/internal/pcie4/tags.go:67
-    wire [255:0] _tag_free_shr; // hdlgen/internal/pcie4/tags.go:70
-    wire tag_free; // hdlgen/internal/pcie4/tags.go:70
-    wire [1:0] req_npd; // hdlgen/internal/pcie4/tags.go:74
-    wire [661:0] _req_park_bypass_data_concat; // hdlgen/internal/pcie4/tags.go:77
-    wire req_in_ready; // hdlgen/internal/pcie4/tags.go:78
-    wire [3:0] _npd_ok_1_add; // hdlgen/internal/pcie4/tags.go:97
-    wire nph_ok; // hdlgen/internal/pcie4/tags.go:98
-    wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:99
-    wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:99
+    reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:114
+    reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:150
+    reg  [27:0] _cpl_hdr_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:155
+    reg  [95:0] cpl_hdr_r = 96'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  cpl_tag_held_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  [511:0] cpl_data_r = 512'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  [15:0] cpl_keep_r = 16'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  cpl_sop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  cpl_eop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
+    wire req_needs_tag; // hdlgen/internal/pcie4/tags.go:74
+    wire [255:0] _tag_free_shr; // hdlgen/internal/pcie4/tags.go:77
+    wire tag_free; // hdlgen/internal/pcie4/tags.go:77
+    wire [1:0] req_npd; // hdlgen/internal/pcie4/tags.go:81
+    wire [661:0] _req_park_bypass_data_concat; // hdlgen/internal/pcie4/tags.go:84
+    wire req_in_ready; // hdlgen/internal/pcie4/tags.go:85
+    wire [3:0] _npd_ok_1_add; // hdlgen/internal/pcie4/tags.go:104
+    wire nph_ok; // hdlgen/internal/pcie4/tags.go:105
+    wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:106
+    wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:106
     wire req_split_to0; // hdlgen/axis/axis.go:120
     wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire req_split_ready0; // hdlgen/axis/axis.go:121
     wire req_split_to1; // hdlgen/axis/axis.go:120
     wire _req_park_drop_and; // hdlgen/axis/axis.go:121
     wire req_split_ready1; // hdlgen/axis/axis.go:121
-    wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:106
-    wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:106
-    wire req_park_drop; // hdlgen/internal/pcie4/tags.go:106
+    wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:113
+    wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:113
+    wire req_park_drop; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_empty; // hdlgen/axis/axis.go:88
     wire req_park_full; // hdlgen/axis/axis.go:89
     wire _req_park_pop_not; // hdlgen/axis/axis.go:90
@@ -94,11 +104,11 @@ module onic_pcie4_tags (
     wire req_park_pop; // hdlgen/axis/axis.go:94
     wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:100
     wire [661:0] _park_head_npd_mux; // hdlgen/axis/axis.go:108
-    wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:102
-    wire np_credit; // hdlgen/internal/pcie4/tags.go:103
-    wire req_release; // hdlgen/internal/pcie4/tags.go:104
-    wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:106
-    wire req_released_ready; // hdlgen/internal/pcie4/tags.go:106
+    wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:109
+    wire np_credit; // hdlgen/internal/pcie4/tags.go:110
+    wire req_release; // hdlgen/internal/pcie4/tags.go:111
+    wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:113
+    wire req_released_ready; // hdlgen/internal/pcie4/tags.go:113
     wire req_merge_last_is0; // hdlgen/axis/axis.go:162
     wire req_merge_last_is1; // hdlgen/axis/axis.go:162
     wire req_merge_in0_idle; // hdlgen/axis/axis.go:135
@@ -110,27 +120,27 @@ module onic_pcie4_tags (
     wire req_merge_valid; // hdlgen/axis/axis.go:172
     wire [662:0] req_merge_data; // hdlgen/axis/axis.go:174
     wire req_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire req_out_ready; // hdlgen/internal/pcie4/tags.go:106
-    wire req_parked; // hdlgen/internal/pcie4/tags.go:106
-    wire req_moved; // hdlgen/internal/pcie4/tags.go:116
-    wire tag_alloc; // hdlgen/internal/pcie4/tags.go:117
+    wire req_out_ready; // hdlgen/internal/pcie4/tags.go:113
+    wire req_parked; // hdlgen/internal/pcie4/tags.go:113
+    wire req_moved; // hdlgen/internal/pcie4/tags.go:123
+    wire tag_alloc; // hdlgen/internal/pcie4/tags.go:124
     wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:124
-    wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:124
-    wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:128
-    wire [27:0] concat_286; // hdlgen/internal/pcie4/tags.go:135
-    wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:145
-    wire cpl_accept; // hdlgen/internal/pcie4/tags.go:145
+    wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:131
+    wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:131
+    wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:135
+    wire [27:0] concat_286; // hdlgen/internal/pcie4/tags.go:142
+    wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:152
+    wire cpl_accept; // hdlgen/internal/pcie4/tags.go:152
     wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [255:0] _cpl_tag_held_r_shr; // hdlgen/internal/pcie4/tags.go:159
-    wire [95:0] _cpl_hdr_concat_3; // hdlgen/internal/pcie4/tags.go:161
-    wire [95:0] _cpl_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:161
-    wire [95:0] _cpl_hdr_concat; // hdlgen/internal/pcie4/tags.go:161
-    wire tag_release; // hdlgen/internal/pcie4/tags.go:173
-    wire [255:0] _tag_busy_and; // hdlgen/internal/pcie4/tags.go:176
+    wire [255:0] _cpl_tag_held_r_shr; // hdlgen/internal/pcie4/tags.go:166
+    wire [95:0] _cpl_hdr_concat_3; // hdlgen/internal/pcie4/tags.go:168
+    wire [95:0] _cpl_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:168
+    wire [95:0] _cpl_hdr_concat; // hdlgen/internal/pcie4/tags.go:168
+    wire tag_release; // hdlgen/internal/pcie4/tags.go:180
+    wire [255:0] _tag_busy_and; // hdlgen/internal/pcie4/tags.go:183
     wire unused;
 
 `ifndef SYNTHESIS

@@ -5,7 +5,10 @@
 module onic_port_tags (
     input  wire clk,
     input  wire rst,
+    // The port's link is up; while it is not, every tag is free.
     input  wire up,
+    // The card's egress toward the port's link; a non-posted request takes a free tag of the
+    // port's.
     input  wire [127:0] s_tlp_hdr,
     input  wire s_tlp_eop,
     input  wire [511:0] s_tlp_data,
@@ -13,7 +16,9 @@ module onic_port_tags (
     input  wire s_tlp_sop,
     input  wire s_tlp_valid,
     output wire s_tlp_ready,
+    // The park for requests waiting for a tag has more than ParkMargin places free.
     output wire np_room,
+    // To the link: requests with the port's tag, posted requests and completions untouched.
     input  wire m_tlp_ready,
     output wire m_tlp_valid,
     output wire [127:0] m_tlp_hdr,
@@ -21,8 +26,11 @@ module onic_port_tags (
     output wire [15:0] m_tlp_keep,
     output wire m_tlp_sop,
     output wire m_tlp_eop,
+    // From the link: received TLPs.
     input  wire [127:0] s_rx_hdr,
     input  wire s_rx_valid,
+    // To the port pipeline: completions that answer a request of this port, their own tag back;
+    // requests untouched.
     input  wire m_rx_ready,
     output wire s_rx_ready,
     input  wire [511:0] s_rx_data,
@@ -35,12 +43,13 @@ module onic_port_tags (
     output wire [15:0] m_rx_keep,
     output wire m_rx_sop,
     output wire m_rx_eop,
+    // Completions that answered nothing of this port's (PCIe §2.3.2), dropped.
     output wire [31:0] unexpected
 );
     reg  [657:0] egress_park_mem [0:63]; // hdlgen/axis/axis.go:84
-    reg  [25:0] tag_orig [0:255]; // hdlgen/internal/card/porttags.go:89
-    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/card/porttags.go:55
-    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/card/porttags.go:56
+    reg  [25:0] tag_orig [0:255]; // hdlgen/internal/card/porttags.go:96
+    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/card/porttags.go:62
+    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/card/porttags.go:63
     reg  [6:0] egress_park_rptr = 7'h0; // hdlgen/axis/axis.go:82
     reg  [6:0] egress_park_wptr = 7'h0; // hdlgen/axis/axis.go:83
     reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:85
@@ -49,23 +58,23 @@ module onic_port_tags (
     reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:105
     reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:320
     reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:73
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:95
-    reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:104
-    reg  [127:0] rx_hdr_r = 128'h0; // hdlgen/internal/card/porttags.go:106
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/card/porttags.go:106
-    reg  [15:0] rx_keep_r = 16'h0; // hdlgen/internal/card/porttags.go:106
-    reg  rx_sop_r = 1'h0; // hdlgen/internal/card/porttags.go:106
-    reg  rx_eop_r = 1'h0; // hdlgen/internal/card/porttags.go:106
-    reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:106
-    reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:126
-    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:141
+    reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:80
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:102
+    reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:111
+    reg  [127:0] rx_hdr_r = 128'h0; // hdlgen/internal/card/porttags.go:113
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/card/porttags.go:113
+    reg  [15:0] rx_keep_r = 16'h0; // hdlgen/internal/card/porttags.go:113
+    reg  rx_sop_r = 1'h0; // hdlgen/internal/card/porttags.go:113
+    reg  rx_eop_r = 1'h0; // hdlgen/internal/card/porttags.go:113
+    reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:113
+    reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:133
+    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:148
     wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire egress_needs_tag; // hdlgen/internal/card/porttags.go:68
-    wire [255:0] _tag_free_shr; // hdlgen/internal/card/porttags.go:69
-    wire tag_free; // hdlgen/internal/card/porttags.go:69
-    wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:70
-    wire egress_in_ready; // hdlgen/internal/card/porttags.go:71
+    wire egress_needs_tag; // hdlgen/internal/card/porttags.go:75
+    wire [255:0] _tag_free_shr; // hdlgen/internal/card/porttags.go:76
+    wire tag_free; // hdlgen/internal/card/porttags.go:76
+    wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:77
+    wire egress_in_ready; // hdlgen/internal/card/porttags.go:78
     wire egress_split_to0; // hdlgen/axis/axis.go:120
     wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire egress_split_ready0; // hdlgen/axis/axis.go:121
@@ -80,8 +89,8 @@ module onic_port_tags (
     wire egress_park_push; // hdlgen/axis/axis.go:93
     wire egress_park_pop; // hdlgen/axis/axis.go:94
     wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:100
-    wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:73
-    wire egress_released_ready; // hdlgen/internal/card/porttags.go:73
+    wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:80
+    wire egress_released_ready; // hdlgen/internal/card/porttags.go:80
     wire egress_merge_last_is0; // hdlgen/axis/axis.go:162
     wire egress_merge_last_is1; // hdlgen/axis/axis.go:162
     wire egress_merge_in0_idle; // hdlgen/axis/axis.go:135
@@ -93,38 +102,38 @@ module onic_port_tags (
     wire egress_merge_valid; // hdlgen/axis/axis.go:172
     wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:174
     wire egress_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire egress_out_ready; // hdlgen/internal/card/porttags.go:73
-    wire egress_parked; // hdlgen/internal/card/porttags.go:73
-    wire egress_park_room; // hdlgen/internal/card/porttags.go:73
+    wire egress_out_ready; // hdlgen/internal/card/porttags.go:80
+    wire egress_parked; // hdlgen/internal/card/porttags.go:80
+    wire egress_park_room; // hdlgen/internal/card/porttags.go:80
     wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire tag_alloc; // hdlgen/internal/card/porttags.go:81
-    wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:82
-    wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:82
-    wire [25:0] concat_232; // hdlgen/internal/card/porttags.go:90
-    wire rx_stage_free; // hdlgen/internal/card/porttags.go:98
-    wire rx_accept; // hdlgen/internal/card/porttags.go:99
+    wire tag_alloc; // hdlgen/internal/card/porttags.go:88
+    wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:89
+    wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:89
+    wire [25:0] concat_232; // hdlgen/internal/card/porttags.go:97
+    wire rx_stage_free; // hdlgen/internal/card/porttags.go:105
+    wire rx_accept; // hdlgen/internal/card/porttags.go:106
     wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [255:0] _rx_held_r_shr; // hdlgen/internal/card/porttags.go:103
+    wire [255:0] _rx_held_r_shr; // hdlgen/internal/card/porttags.go:110
     wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire rx_status_sc; // hdlgen/internal/card/porttags.go:123
-    wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:124
-    wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:124
-    wire rx_unexpected; // hdlgen/internal/card/porttags.go:125
-    wire rx_drop; // hdlgen/internal/card/porttags.go:127
-    wire _m_rx_valid_not; // hdlgen/internal/card/porttags.go:128
-    wire _rx_taken_or; // hdlgen/internal/card/porttags.go:130
-    wire rx_taken; // hdlgen/internal/card/porttags.go:130
-    wire [127:0] _m_rx_hdr_concat_2; // hdlgen/internal/card/porttags.go:135
-    wire [127:0] _m_rx_hdr_concat; // hdlgen/internal/card/porttags.go:135
-    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:150
-    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:152
-    wire tag_release; // hdlgen/internal/card/porttags.go:153
-    wire [255:0] _tag_busy_and; // hdlgen/internal/card/porttags.go:157
+    wire rx_status_sc; // hdlgen/internal/card/porttags.go:130
+    wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:131
+    wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:131
+    wire rx_unexpected; // hdlgen/internal/card/porttags.go:132
+    wire rx_drop; // hdlgen/internal/card/porttags.go:134
+    wire _m_rx_valid_not; // hdlgen/internal/card/porttags.go:135
+    wire _rx_taken_or; // hdlgen/internal/card/porttags.go:137
+    wire rx_taken; // hdlgen/internal/card/porttags.go:137
+    wire [127:0] _m_rx_hdr_concat_2; // hdlgen/internal/card/porttags.go:142
+    wire [127:0] _m_rx_hdr_concat; // hdlgen/internal/card/porttags.go:142
+    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:157
+    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:159
+    wire tag_release; // hdlgen/internal/card/porttags.go:160
+    wire [255:0] _tag_busy_and; // hdlgen/internal/card/porttags.go:164
     wire unused;
 
 `ifndef SYNTHESIS
