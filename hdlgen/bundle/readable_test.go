@@ -137,7 +137,7 @@ func TestReadableCard(t *testing.T) {
 	// is: a comment line among their ports (ir.Module.Describe).
 	for _, f := range fs {
 		name := strings.TrimSuffix(f.Name, ".v")
-		if !regexp.MustCompile(`^onic_(card|pcie_manager|pcie_manager_port_in|pcie_manager_regbar|port_tags|optlink(_framer|_deframer)?|pcie4_(cq|cc|rq|rc|tags|cfg_ext)|slot\d+|slot\d+_kernel)$`).MatchString(name) {
+		if !regexp.MustCompile(`^onic_(card|pcie_manager(_access|_windows)?|pcie_manager_port_in|pcie_manager_regbar|port_tags|optlink(_framer|_deframer)?|pcie4_(cq|cc|rq|rc|tags|cfg_ext)|slot\d+|slot\d+_kernel)$`).MatchString(name) {
 			continue
 		}
 		_, ports, _ := strings.Cut(string(f.Data), "module "+name+" (")

@@ -125,6 +125,9 @@ func Check(m *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, ds []
 // domain (16).
 func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 	m := ir.NewModule(name)
+	m.Describe("rule_", "The access rule slots' registers (ACL_*), a field per slot.")
+	m.Describe("req", "The request to check: requester ID, ingress (0 host, 1 port A, 2 port B), address, size in bytes, operation (pcie/acl.Op) and the egress's bit in the domains' egress masks.")
+	m.Describe("rule", "The verdict (pcie/acl.Rule: 0 allowed), whether a domain held the requester, and which.")
 	var ss []Slot
 	if slots > 0 {
 		en, rd, wr := m.Input("rule_en", slots), m.Input("rule_read", slots), m.Input("rule_write", slots)

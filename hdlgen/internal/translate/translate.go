@@ -122,6 +122,9 @@ func (r *Result) ports() []struct {
 // field, in snake case (found, enabled, index, ..., second_translated).
 func Module(name string, ws []ntb.Window) (*ir.Module, error) {
 	m := ir.NewModule(name)
+	m.Describe("bar", "The BAR a request hit and its offset in it.")
+	m.Describe("window_en", "Each window's enable bit, as the window-enable registers hold them.")
+	m.Describe("found", "Whether a window holds the offset and whether it is enabled; which window, its egress, kernel slot and translated address; a failover or multicast window's second egress and address.")
 	bar, off := m.Input("bar", 3), m.Input("off", 64)
 	var en ir.Value
 	if len(ws) > 0 {

@@ -388,19 +388,19 @@ module onic_pcie_manager (
     wire in_slice_s_tready; // hdlgen/axis/axis.go:359
     wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:359
     wire in_slice_m_tvalid; // hdlgen/axis/axis.go:359
-    wire translated_found; // hdlgen/internal/translate/translate.go:148
-    wire translated_enabled; // hdlgen/internal/translate/translate.go:148
-    wire [5:0] windows_index; // hdlgen/internal/translate/translate.go:148
-    wire [2:0] windows_egress; // hdlgen/internal/translate/translate.go:148
-    wire [7:0] translated_slot; // hdlgen/internal/translate/translate.go:148
-    wire [63:0] windows_translated; // hdlgen/internal/translate/translate.go:148
-    wire windows_has_second; // hdlgen/internal/translate/translate.go:148
-    wire windows_multicast; // hdlgen/internal/translate/translate.go:148
-    wire [2:0] windows_second_egress; // hdlgen/internal/translate/translate.go:148
-    wire [63:0] windows_second_translated; // hdlgen/internal/translate/translate.go:148
-    wire [2:0] access_rule; // hdlgen/internal/access/access.go:161
-    wire access_found; // hdlgen/internal/access/access.go:161
-    wire [15:0] access_domain; // hdlgen/internal/access/access.go:161
+    wire translated_found; // hdlgen/internal/translate/translate.go:151
+    wire translated_enabled; // hdlgen/internal/translate/translate.go:151
+    wire [5:0] windows_index; // hdlgen/internal/translate/translate.go:151
+    wire [2:0] windows_egress; // hdlgen/internal/translate/translate.go:151
+    wire [7:0] translated_slot; // hdlgen/internal/translate/translate.go:151
+    wire [63:0] windows_translated; // hdlgen/internal/translate/translate.go:151
+    wire windows_has_second; // hdlgen/internal/translate/translate.go:151
+    wire windows_multicast; // hdlgen/internal/translate/translate.go:151
+    wire [2:0] windows_second_egress; // hdlgen/internal/translate/translate.go:151
+    wire [63:0] windows_second_translated; // hdlgen/internal/translate/translate.go:151
+    wire [2:0] access_rule; // hdlgen/internal/access/access.go:164
+    wire access_found; // hdlgen/internal/access/access.go:164
+    wire [15:0] access_domain; // hdlgen/internal/access/access.go:164
     wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:359
     wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:359
     wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:359
@@ -782,7 +782,7 @@ module onic_pcie_manager (
         .m_tready(in_slice_m_ready)
     );
 
-    onic_pcie_manager_windows windows ( // hdlgen/internal/translate/translate.go:148
+    onic_pcie_manager_windows windows ( // hdlgen/internal/translate/translate.go:151
         .bar(s1_bar),
         .off(s1_off),
         .window_en(window_enables),
@@ -798,7 +798,7 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:161
+    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:164
         .req(s2_hdr[95:80]),
         .ingress(2'h0),
         .addr(check_addr),

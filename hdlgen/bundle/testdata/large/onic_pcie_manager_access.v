@@ -3,12 +3,15 @@
 `default_nettype none
 
 module onic_pcie_manager_access (
+    // The request to check: requester ID, ingress (0 host, 1 port A, 2 port B), address, size in
+    // bytes, operation (pcie/acl.Op) and the egress's bit in the domains' egress masks.
     input  wire [15:0] req,
     input  wire [1:0] ingress,
     input  wire [63:0] addr,
     input  wire [12:0] size,
     input  wire [1:0] op,
     input  wire [4:0] egress_bit,
+    // The verdict (pcie/acl.Rule: 0 allowed), whether a domain held the requester, and which.
     output wire [2:0] rule,
     output wire found,
     output wire [15:0] domain

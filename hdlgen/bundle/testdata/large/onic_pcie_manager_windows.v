@@ -3,9 +3,13 @@
 `default_nettype none
 
 module onic_pcie_manager_windows (
+    // The BAR a request hit and its offset in it.
     input  wire [2:0] bar,
     input  wire [63:0] off,
+    // Each window's enable bit, as the window-enable registers hold them.
     input  wire [63:0] window_en,
+    // Whether a window holds the offset and whether it is enabled; which window, its egress, kernel
+    // slot and translated address; a failover or multicast window's second egress and address.
     output wire found,
     output wire enabled,
     output wire [5:0] index,
