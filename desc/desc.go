@@ -117,21 +117,19 @@ func FromSpec(s firmware.Spec) (*ONIC, error) {
 	return d, nil
 }
 
-// resolve builds the function, checks the manager's configuration c by
-// building the manager, and builds its tables; prefix leads its errors.
+// resolve builds the function and checks the manager's configuration c
+// by building the manager, whose tables it keeps; prefix leads its
+// errors.
 func resolve(name string, c manager.Config, prefix string) (*ONIC, error) {
 	f, err := Function()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := manager.New(c, f, 0); err != nil {
+	mgr, err := manager.New(c, f, 0)
+	if err != nil {
 		return nil, fmt.Errorf("%s%v", prefix, err)
 	}
-	d := &ONIC{Name: name, Function: f, BARs: f.MemorySizes(), Manager: c}
-	if d.Tables, err = ntb.Build(c.Translation, d.BARs); err != nil {
-		return nil, fmt.Errorf("%stranslation.%v", prefix, err) // (manager.New built them)
-	}
-	return d, nil
+	return &ONIC{Name: name, Function: f, BARs: f.MemorySizes(), Manager: c, Tables: mgr.Tables()}, nil
 }
 
 // SlotConfig is the kernel entry of a firmware spec's slot s (Where:
