@@ -64,13 +64,16 @@ func Pos(l tlp.Layout) (lo, w int) {
 	return Index(p.DW, p.Lo), p.Width()
 }
 
-// decoder wires fields out of one header signal.
+// decoder wires fields out of one header signal: 128 bits, or the top of
+// a header (a 96-bit completion header).
 type decoder struct {
 	m   *ir.Module
 	hdr ir.Value
 }
 
-func (d decoder) part(p tlp.Bits) ir.Value { return d.m.Slice(d.hdr, Index(p.DW, p.Lo), p.Width()) }
+func (d decoder) part(p tlp.Bits) ir.Value {
+	return d.m.Slice(d.hdr, Index(p.DW, p.Lo)-(128-d.hdr.Width()), p.Width())
+}
 
 // parts is the concatenation of ps and shift zero bits.
 func (d decoder) parts(ps []tlp.Bits, shift int) ir.Value {
@@ -204,18 +207,7 @@ func SetTag(m *ir.Module, hdr ir.Value, c tlp.Class, tag ir.Value) ir.Value {
 func Field(m *ir.Module, hdr ir.Value, name string, c tlp.Class, f tlp.Fmt) ir.Value {
 	ir.Helper()
 	l := Layout(name, c, f)
-	off := 128 - hdr.Width()
-	var ps []ir.Value
-	for _, p := range l.Parts {
-		ps = append(ps, m.Slice(hdr, Index(p.DW, p.Lo)-off, p.Width()))
-	}
-	if l.Shift > 0 {
-		ps = append(ps, m.Const(l.Shift, 0))
-	}
-	if len(ps) == 1 {
-		return ps[0]
-	}
-	return m.Concat(ps...)
+	return decoder{m, hdr}.parts(l.Parts, l.Shift)
 }
 
 // Set is a field's value for Compose: v is as wide as the field's layout

@@ -437,7 +437,7 @@ module onic_card (
     wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire to_host_slice_load; // hdlgen/axis/axis.go:60
     wire to_host_slice_pending; // hdlgen/axis/axis.go:61
-    wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
+    wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
     wire to_host_to0; // hdlgen/axis/axis.go:120
     wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:121
     wire to_host_ready0; // hdlgen/axis/axis.go:121

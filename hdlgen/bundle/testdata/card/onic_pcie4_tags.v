@@ -124,17 +124,17 @@ module onic_pcie4_tags (
     wire req_parked; // hdlgen/internal/pcie4/tags.go:113
     wire req_moved; // hdlgen/internal/pcie4/tags.go:123
     wire tag_alloc; // hdlgen/internal/pcie4/tags.go:124
-    wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
     wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:131
     wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:131
     wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:135
     wire [27:0] concat_286; // hdlgen/internal/pcie4/tags.go:142
     wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:152
     wire cpl_accept; // hdlgen/internal/pcie4/tags.go:152
-    wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
     wire [255:0] _cpl_tag_held_r_shr; // hdlgen/internal/pcie4/tags.go:166
     wire [95:0] _cpl_hdr_concat_3; // hdlgen/internal/pcie4/tags.go:168
     wire [95:0] _cpl_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:168

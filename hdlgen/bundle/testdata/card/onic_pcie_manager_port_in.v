@@ -206,23 +206,23 @@ module onic_pcie_manager_port_in (
     wire pin_ingress; // hdlgen/manager/portin.go:159
     wire [127:0] pin_hdr; // hdlgen/manager/portin.go:159
     wire adv; // hdlgen/manager/portin.go:163
-    wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
+    wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
     wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:173
     wire pin_proxy_ok; // hdlgen/manager/portin.go:174
-    wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire pin_malformed; // hdlgen/manager/portin.go:221
     wire pin_msg; // hdlgen/manager/portin.go:223
     wire pin_mwr; // hdlgen/manager/portin.go:224
     wire pin_steer; // hdlgen/manager/portin.go:225
     wire [1:0] _access_add; // hdlgen/manager/portin.go:226
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
+    wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire pin_allowed; // hdlgen/manager/portin.go:250
     wire _pin_reason_and_7; // hdlgen/manager/portin.go:266
     wire _pin_reason_not; // hdlgen/manager/portin.go:267

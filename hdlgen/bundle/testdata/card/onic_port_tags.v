@@ -69,7 +69,7 @@ module onic_port_tags (
     reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:113
     reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:133
     reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:148
-    wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
+    wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
     wire egress_needs_tag; // hdlgen/internal/card/porttags.go:75
     wire [255:0] _tag_free_shr; // hdlgen/internal/card/porttags.go:76
     wire tag_free; // hdlgen/internal/card/porttags.go:76
@@ -105,21 +105,21 @@ module onic_port_tags (
     wire egress_out_ready; // hdlgen/internal/card/porttags.go:80
     wire egress_parked; // hdlgen/internal/card/porttags.go:80
     wire egress_park_room; // hdlgen/internal/card/porttags.go:80
-    wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
     wire tag_alloc; // hdlgen/internal/card/porttags.go:88
     wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:89
     wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:89
     wire [25:0] concat_232; // hdlgen/internal/card/porttags.go:97
     wire rx_stage_free; // hdlgen/internal/card/porttags.go:105
     wire rx_accept; // hdlgen/internal/card/porttags.go:106
-    wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
     wire [255:0] _rx_held_r_shr; // hdlgen/internal/card/porttags.go:110
-    wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
     wire rx_status_sc; // hdlgen/internal/card/porttags.go:130
     wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:131
     wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:131

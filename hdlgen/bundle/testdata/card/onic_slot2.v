@@ -145,7 +145,7 @@ module onic_slot2 (
     wire in_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire in_slice_load; // hdlgen/axis/axis.go:60
     wire in_slice_pending; // hdlgen/axis/axis.go:61
-    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire in_is_write; // hdlgen/internal/slot/slot.go:559
     wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:583
     wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:579

@@ -222,9 +222,9 @@ module onic_pcie_manager (
     wire [127:0] in_hdr; // hdlgen/manager/manager.go:605
     wire [2:0] in_bar; // hdlgen/manager/manager.go:605
     wire adv; // hdlgen/manager/manager.go:615
-    wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire [63:0] bar_offset; // hdlgen/manager/manager.go:668
     wire _s1_proxy_eq; // hdlgen/manager/manager.go:690
     wire window_enables; // hdlgen/manager/manager.go:752
@@ -236,10 +236,10 @@ module onic_pcie_manager (
     wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:809
     wire [4:0] check_egress; // hdlgen/manager/manager.go:813
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
-    wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
-    wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
+    wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire cfg_or_msg; // hdlgen/manager/manager.go:864
     wire cpl_unexpected; // hdlgen/manager/manager.go:864
     wire allowed; // hdlgen/manager/manager.go:867
