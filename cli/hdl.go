@@ -26,6 +26,7 @@ import (
 	"onic/internal/fpgapart"
 	"onic/internal/readfile"
 	"onic/pcie"
+	"onic/pcie/lanes"
 )
 
 func newHDLGenCmd(v *viper.Viper) *cobra.Command {
@@ -58,10 +59,11 @@ root --config flag is the CLI's own defaults file.)`,
 			if len(args) > 0 {
 				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
 			}
-			cfg, source, fn, ks, err := genConfig(cmd, v)
+			g, err := genConfig(cmd, v)
 			if err != nil {
 				return err
 			}
+			cfg, source := g.cfg, g.source
 			d, err := manager.Build(cfg)
 			if err != nil {
 				return err
@@ -74,7 +76,8 @@ root --config flag is the CLI's own defaults file.)`,
 				// (cobra keeps pflag's own deprecation notice to itself.)
 				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
-			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn, Kernels: ks}
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: g.fn, Kernels: g.kernels,
+				Lanes: g.lanes}
 			if o.Link.ReplayCycles, o.Link.LostCycles, o.Link.CreditCycles, o.EgressStallCycles, err = linkTimeouts(v); err != nil {
 				return err
 			}
@@ -135,6 +138,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Int("width", 0, "TLP data path width in bits, 256 or 512 (default: the O-NIC's data_width, else 512)")
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
+	c.Flags().String("lane-plan", "", "the optical ports' lane plan build.tcl configures the transceivers for, LANESxRATE as 4x25.78125Gbps (default: the O-NIC's lane_plan, else 16x8.25Gbps; docs/hdl.md, \"Lane plans\")")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
 	c.Flags().Bool("manager-only", false, "generate the PCIe manager alone on its generic TLP streams, not the whole card (onic_top with the adapters to AMD's PCIE4 block, the manager both ways, the register block and both optical ports' link layers; docs/hdl.md, \"The card\")")
 	c.Flags().Bool("pcie4", false, "the whole card, now the default")
@@ -148,56 +152,78 @@ root --config flag is the CLI's own defaults file.)`,
 	return c
 }
 
+// genInput is what onic hdl gen generates from: the manager's
+// configuration, where it came from (for the README), the O-NIC's
+// function, its kernels and its ports' lane plan.
+type genInput struct {
+	cfg     manager.Config
+	source  string
+	fn      *pcie.Function
+	kernels []desc.Kernel
+	lanes   lanes.Plan
+}
+
 // genConfig is the generator's input as the flags choose it, a
 // description of where it came from, and the O-NIC's host-facing function
 // (its IDs and BARs, for the PCIe block's configuration).
-func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pcie.Function, []desc.Kernel, error) {
+func genConfig(cmd *cobra.Command, v *viper.Viper) (genInput, error) {
 	f, err := desc.Function()
 	if err != nil {
-		return manager.Config{}, "", f, nil, err
+		return genInput{}, err
+	}
+	g := genInput{fn: f, lanes: lanes.Default}
+	if s := v.GetString("hdl.gen.lane-plan"); s != "" {
+		if g.lanes, err = lanes.Parse(s); err != nil {
+			return g, fmt.Errorf("--lane-plan: %v", err)
+		}
 	}
 	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: f.MemorySizes(), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
 	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
-		return c, "", f, nil, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
+		return g, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
 	}
 	if c.ClockMHz != 0 && !(c.ClockMHz >= 1 && c.ClockMHz <= 1000) {
-		return c, "", f, nil, fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
+		return g, fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
 	}
 	switch p := v.GetString("hdl.gen.preset"); p {
 	case "":
 	case "large":
 		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" || cmd.Flags().Changed("scenario") {
-			return c, "", f, nil, fmt.Errorf("--preset: give either a preset or --scenario/--scenario-file/--onic")
+			return g, fmt.Errorf("--preset: give either a preset or --scenario/--scenario-file/--onic")
 		}
 		c.Manager = manager.Large()
-		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", f, nil, nil
+		g.cfg, g.source = c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)"
+		return g, nil
 	default:
-		return c, "", f, nil, fmt.Errorf("--preset %q: the only preset is 'large'", p)
+		return g, fmt.Errorf("--preset %q: the only preset is 'large'", p)
 	}
 	cfg, source, err := scenarioFlags(cmd, v, "hdl.gen")
 	if err != nil {
-		return c, "", f, nil, err
+		return g, err
 	}
 	if len(cfg.ONICs) == 0 {
-		return c, "", f, nil, fmt.Errorf("%s: the scenario has no O-NICs", source)
+		return g, fmt.Errorf("%s: the scenario has no O-NICs", source)
 	}
 	i := 0
 	if name := v.GetString("hdl.gen.onic"); name != "" {
 		i = slices.IndexFunc(cfg.ONICs, func(o scenario.ONICConfig) bool { return o.Name == name })
 		if i < 0 {
-			return c, "", f, nil, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
+			return g, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
 		}
 	}
 	o := cfg.ONICs[i]
 	d, err := desc.FromScenario(o, fmt.Sprintf("%s: onics[%d]", source, i))
 	if err != nil {
-		return c, "", f, nil, err
+		return g, err
 	}
 	// --clock and --width override the O-NIC's own.
 	sc := bundle.ManagerConfig(d)
 	sc.Name, sc.ClockMHz, sc.DataWidth = c.Name, cmp.Or(c.ClockMHz, sc.ClockMHz), cmp.Or(c.DataWidth, sc.DataWidth)
-	return sc, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), d.Function, d.Kernels, nil
+	g.cfg, g.source, g.fn, g.kernels = sc, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), d.Function, d.Kernels
+	if !cmd.Flags().Changed("lane-plan") {
+		g.lanes = d.Lanes
+	}
+	return g, nil
 }
 
 func newHDLCmd(v *viper.Viper) *cobra.Command {

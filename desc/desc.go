@@ -19,6 +19,7 @@ import (
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/pcie"
+	"onic/pcie/lanes"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
 )
@@ -38,6 +39,8 @@ type ONIC struct {
 	ClockMHz       float64
 	DataWidth      int
 	PipelineCycles int
+	// Lanes is the optical ports' lane plan.
+	Lanes lanes.Plan
 	// Manager is the manager's configuration, checked by building the
 	// manager it describes; Tables are its translation tables.
 	Manager manager.Config
@@ -78,6 +81,7 @@ func FromScenario(o scenario.ONICConfig, where string) (*ONIC, error) {
 		return nil, err
 	}
 	d.ClockMHz, d.DataWidth, d.PipelineCycles = o.ClockMHz, o.DataWidth, o.PipelineCycles
+	d.Lanes, _ = lanes.Parse(o.LanePlan) // checked above
 	d.Hold, d.HoldTLPs = o.DownPolicy == "hold", o.HoldTLPs
 	d.EgressStallCycles, d.CreditTimeoutCycles = o.EgressStallCycles, o.CreditTimeoutCycles
 	d.ReflashHold = o.ReflashPolicy == "hold"
@@ -103,6 +107,7 @@ func FromSpec(s firmware.Spec) (*ONIC, error) {
 		return nil, err
 	}
 	d.ClockMHz, d.DataWidth, d.PipelineCycles = s.ClockMHz, s.Width, manager.Depth
+	d.Lanes = lanes.Default
 	d.Hold, d.HoldTLPs = s.DownPolicy == "hold", s.HoldTLPs
 	d.EgressStallCycles, d.CreditTimeoutCycles = scenario.DefaultEgressStallCycles, scenario.DefaultCreditTimeoutCycles
 	d.ReflashHold = true

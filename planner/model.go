@@ -26,15 +26,27 @@ import (
 
 	"onic/emu/scenario"
 	"onic/job"
+	"onic/pcie/lanes"
 )
 
 // Defaults of the cost model, measured on the emulator: a Gen3 x16 host
-// link carries 110.4 Gb/s of 64 KiB DMA writes at MPS 256 (`onic emu
-// run`, two-party), and an O-NIC's optical port more than its host link.
+// link carries 110.4 Gb/s of 64 KiB DMA writes at MPS 256 (linkbench's
+// model and the emulator agree), and a circuit on FLEET's lane plan
+// 97.96 Gb/s each way with both ways busy (`onic emu run`, two-party):
+// the optical link layer sends whole 512-bit words, five for a 256-byte
+// write, and its Acks and credit updates share the words.
 const (
 	DefaultRateGbps = 110.4
+	DefaultPortGbps = 97.96
 	DefaultHop      = 2 * time.Microsecond
 )
+
+// PortGbpsOf is what a circuit carries on lane plan p between O-NICs
+// whose user clock runs at clockMHz: DefaultPortGbps scaled by the
+// plan's word rate against FLEET's (a word every 4 ns).
+func PortGbpsOf(p lanes.Plan, clockMHz float64) float64 {
+	return DefaultPortGbps * float64(lanes.Default.WordPS64(250)) / float64(p.WordPS64(clockMHz))
+}
 
 // Host is a place for tasks: a server or a GPU chassis slot with its
 // O-NICs' ports.
@@ -57,7 +69,7 @@ type Cluster struct {
 	Name       string
 	Hosts      []Host
 	RateGbps   float64       // an O-NIC's host link's rate, each way (a host's are its O-NICs')
-	PortGbps   float64       // a circuit's rate, each way (0: RateGbps)
+	PortGbps   float64       // a circuit's rate, each way (0: DefaultPortGbps, FLEET's lane plan)
 	HopLatency time.Duration // per circuit a transfer crosses
 	Reconfig   time.Duration // the switch's dark time for a changed circuit
 	BringUp    time.Duration // then the optics' and link's training
@@ -80,8 +92,15 @@ func FromScenario(c scenario.Config) (*Cluster, error) {
 		cl.BringUp = scenario.DefaultBringUp
 	}
 	onics := map[string][]string{}
-	for _, o := range c.ONICs {
+	cl.PortGbps = DefaultPortGbps
+	for i, o := range c.ONICs {
 		onics[o.Host] = append(onics[o.Host], o.Name)
+		o.Defaults()
+		p, err := lanes.Parse(o.LanePlan)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: onics[%d].lane_plan: %v", c.Name, i, err)
+		}
+		cl.PortGbps = min(cl.PortGbps, PortGbpsOf(p, o.ClockMHz))
 	}
 	for _, h := range c.Hosts {
 		kind := "cpu"
@@ -183,7 +202,7 @@ type model struct {
 func newModel(cl *Cluster, j *job.Job) *model {
 	port := cl.PortGbps
 	if port == 0 {
-		port = cl.RateGbps
+		port = DefaultPortGbps
 	}
 	m := &model{cl: cl, j: j, stages: j.Expand(), bps: cl.RateGbps * 1e9 / 8, port: port * 1e9 / 8}
 	for m.setup < len(j.Stages) && j.Stages[m.setup].Once {
@@ -367,7 +386,7 @@ func (m *model) switchTime() float64 { return (m.cl.Reconfig + m.cl.BringUp).Sec
 // ports), behind FLEET's MEMS switch: FLEET's GPUs, each with its own
 // O-NIC in a device chassis, or single-O-NIC servers.
 func Uniform(n int, kind string) *Cluster {
-	c := &Cluster{Name: fmt.Sprintf("%d %s hosts", n, kind), RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
+	c := &Cluster{Name: fmt.Sprintf("%d %s hosts", n, kind), RateGbps: DefaultRateGbps, PortGbps: DefaultPortGbps, HopLatency: DefaultHop,
 		Reconfig: scenario.DefaultReconfig, BringUp: scenario.DefaultBringUp}
 	for i := range n {
 		name := fmt.Sprintf("%s%d", kind, i)

@@ -118,26 +118,23 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 					if err != nil {
 						return scenario.Config{}, nil, fmt.Errorf("stage %s: %s to %s: %v", m.stages[s].Name, cl.Hosts[a].Name, cl.Hosts[b].Name, err)
 					}
-					offset, span := uint64(path[0].out)<<30, uint64(0) // direct: the port's window, its default span
-					if len(path) > 1 {
-						// Relayed: into b's relay region, relayed on by each
-						// O-NIC on the way from the port it comes in by.
-						offset, span = relayWindow(path[0].out)+uint64(index[b])*relaySpan, relaySpan
-						for _, hop := range path[1:] {
-							rc := manager.RelayConfig{From: "port-" + "ab"[hop.in:hop.in+1], Base: relayBase + uint64(index[b])*relaySpan, Size: relaySpan}
-							o := &c.ONICs[index[hop.host]].Manager
-							if !slices.Contains(o.Relay, rc) {
-								o.Relay = append(o.Relay, rc)
-							}
+					// A direct transfer over parallel circuits is split
+					// across them, as the model has it (stepComm).
+					outs := []int{path[0].out}
+					if pp := ports[circuit{min(a, b), max(a, b)}]; len(path) == 1 && len(pp) > 1 {
+						outs = outs[:0]
+						for _, q := range pp {
+							outs = append(outs, q[map[bool]int{true: 0, false: 1}[a < b]])
 						}
 					}
-					n := (tr.Bytes + maxFlowBytes - 1) / maxFlowBytes
-					size := (tr.Bytes + n - 1) / n
-					name := fmt.Sprintf("f%d", flowN)
-					flowN++
-					c.Flows = append(c.Flows, scenario.FlowConfig{Name: name, Group: m.stages[s].Name, From: cl.Hosts[a].Name, Op: "write",
-						Size: int(size), Transfers: int(n), Depth: int(n), Offset: offset, Span: span, Start: at})
-					st.flows = append(st.flows, name)
+					for k, out := range outs {
+						bytes := tr.Bytes / int64(len(outs))
+						if k == 0 {
+							bytes += tr.Bytes % int64(len(outs))
+						}
+						path[0].out = out
+						flowN = addFlow(&c, &st, path, bytes, flowN, m.stages[s].Name, cl.Hosts[a].Name, at, index[b], index)
+					}
 				}
 				steps = append(steps, st)
 				at += st.Predicted
@@ -146,6 +143,33 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	}
 	c.Duration = at + time.Millisecond
 	return c, steps, nil
+}
+
+// addFlow adds to c the flows (of at most maxFlowBytes a transfer) that
+// carry bytes along path into the host whose O-NIC's index is dst, from
+// at, for step st, naming them from flowN on; it returns the next
+// flow's number.
+func addFlow(c *scenario.Config, st *StepTime, path []hop, bytes int64, flowN int, group, from string, at time.Duration, dst int, index map[int]int) int {
+	offset, span := uint64(path[0].out)<<30, uint64(0) // direct: the port's window, its default span
+	if len(path) > 1 {
+		// Relayed: into the destination's relay region, relayed on by
+		// each O-NIC on the way from the port it comes in by.
+		offset, span = relayWindow(path[0].out)+uint64(dst)*relaySpan, relaySpan
+		for _, hop := range path[1:] {
+			rc := manager.RelayConfig{From: "port-" + "ab"[hop.in:hop.in+1], Base: relayBase + uint64(dst)*relaySpan, Size: relaySpan}
+			o := &c.ONICs[index[hop.host]].Manager
+			if !slices.Contains(o.Relay, rc) {
+				o.Relay = append(o.Relay, rc)
+			}
+		}
+	}
+	n := (bytes + maxFlowBytes - 1) / maxFlowBytes
+	size := (bytes + n - 1) / n
+	name := fmt.Sprintf("f%d", flowN)
+	c.Flows = append(c.Flows, scenario.FlowConfig{Name: name, Group: group, From: from, Op: "write",
+		Size: int(size), Transfers: int(n), Depth: int(n), Offset: offset, Span: span, Start: at})
+	st.flows = append(st.flows, name)
+	return flowN + 1
 }
 
 // onicsOf is the hosts used and an O-NIC for each: a window out of each

@@ -331,6 +331,10 @@ func (cl *Cluster) circuits(cs []scenario.CircuitConfig, path string, onics map[
 		if ends[0].o == ends[1].o {
 			return nil, fmt.Errorf("%s: a circuit joins two different O-NICs", p)
 		}
+		if a, b := ends[0].o.d.Lanes, ends[1].o.d.Lanes; a != b {
+			return nil, fmt.Errorf("%s: %s's lane plan %v and %s's %v differ: the ports could never train (lane_plan)",
+				p, ends[0].o.cfg.Name, a, ends[1].o.cfg.Name, b)
+		}
 		out = append(out, ends)
 	}
 	return out, nil

@@ -465,7 +465,7 @@ func (c *Cluster) light(pr [2]*port) {
 		return
 	}
 	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
-	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
+	l, err := link.New(c.s, link.Config{Plan: a.o.d.Lanes, ClockMHz: min(a.o.d.ClockMHz, b.o.d.ClockMHz), MPS: 256,
 		Propagation:   sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond)),
 		ReplayTimeout: max(a.o.cycles(ReplayCycles), b.o.cycles(ReplayCycles))},
 		onicEnd{a.o, ingress(a.idx)}, onicEnd{b.o, ingress(b.idx)})

@@ -10,6 +10,7 @@ import (
 	"onic/emu/linkbench"
 	"onic/emu/scenario"
 	"onic/pcie/acl"
+	"onic/pcie/lanes"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
@@ -32,33 +33,61 @@ func balanced(t *testing.T, a Accounting) {
 }
 
 // TestTwoPartyThroughput: each direction of the exchange is bounded by
-// its host links; the flows must reach within 3% of linkbench's model of
-// one Gen3 x16 link carrying the same writes (or reads).
+// the slower of its host links and its optical link; the flows must
+// reach within 6% of the slower of linkbench's model of one Gen3 x16
+// link and its run of the optical link on each lane plan, carrying the
+// same writes (or reads). On FLEET's plan the optical link's whole words
+// (five for a 256-byte write) make it the slower; on 4 x 25.78125 Gb/s
+// it is slower still.
 func TestTwoPartyThroughput(t *testing.T) {
-	for _, op := range []string{"write", "read"} {
-		c := scenario.TwoParty()
-		for i := range c.Flows {
-			c.Flows[i].Op = op
+	for _, plan := range []lanes.Plan{lanes.Default, {Lanes: 4, KbpsPerLane: 25_781_250}} {
+		for _, op := range []string{"write", "read"} {
+			twoPartyAt(t, plan, op)
 		}
-		r := run(t, c)
-		balanced(t, r.Accounting)
-		model, err := linkbench.Model(linkbench.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Op: linkbench.Op(op), Size: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
+	}
+}
+
+func twoPartyAt(t *testing.T, plan lanes.Plan, op string) {
+	c := scenario.TwoParty()
+	for i := range c.Flows {
+		c.Flows[i].Op = op
+	}
+	for i := range c.ONICs {
+		c.ONICs[i].LanePlan = plan.String()
+	}
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	bench := linkbench.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Op: linkbench.Op(op), Size: 64 << 10}
+	model, err := linkbench.Model(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench.Plan, bench.Op = plan, linkbench.Write
+	optical, err := linkbench.Run(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op == "read" {
+		// Both hosts read at once, so each direction of the fibre
+		// carries one flow's completions and the other's requests: per
+		// 512-byte read (MRRS), two 256-byte completions of five words
+		// each and a request of one word.
+		optical.EffectiveGbps = 512 * 8 / (11 * plan.WordPS() / 1000)
+	}
+	bound := min(model.EffectiveGbps, optical.EffectiveGbps)
+	for _, f := range r.Flows {
+		// The run counts from time zero, so the first transfer's
+		// pipeline fill costs a little: allow 6%.
+		if f.Gbps < 0.94*bound || f.Gbps > 1.01*bound {
+			t.Errorf("%v %s %s: %.2f Gb/s; one Gen3 x16 link's model %.2f, the optical link %.2f",
+				plan, op, f.Name, f.Gbps, model.EffectiveGbps, optical.EffectiveGbps)
 		}
-		for _, f := range r.Flows {
-			// The run counts from time zero, so the first transfer's
-			// pipeline fill costs a little: allow 6%.
-			if f.Gbps < 0.94*model.EffectiveGbps || f.Gbps > 1.01*model.EffectiveGbps {
-				t.Errorf("%s %s: %.2f Gb/s, one link's model %.2f", op, f.Name, f.Gbps, model.EffectiveGbps)
-			}
-			if f.Transfers < 30 || f.Failed != 0 || f.P50Ns <= 0 || f.MaxNs < f.P50Ns {
-				t.Errorf("%s %s: %+v", op, f.Name, f)
-			}
+		if f.Transfers < 25 || f.Failed != 0 || f.P50Ns <= 0 || f.MaxNs < f.P50Ns {
+			t.Errorf("%v %s %s: %+v", plan, op, f.Name, f)
 		}
-		if r.Accounting.Delivered == 0 || r.Accounting.Denied+r.Accounting.Dropped+r.Accounting.Unsupported != 0 {
-			t.Errorf("%s: %+v", op, r.Accounting)
-		}
+	}
+	if r.Accounting.Delivered == 0 || r.Accounting.Denied+r.Accounting.Dropped+r.Accounting.Unsupported != 0 {
+		t.Errorf("%v %s: %+v", plan, op, r.Accounting)
 	}
 }
 
@@ -375,7 +404,7 @@ func TestThreeParty(t *testing.T) {
 	}
 	for _, dir := range [][2]string{{"A->B", "A->C"}, {"B->A", "C->A"}} {
 		b, cc := g[dir[0]], g[dir[1]]
-		if ratio := cc.Gbps / b.Gbps; ratio < 4.95 || ratio > 5.05 || b.Gbps < 2*100 {
+		if ratio := cc.Gbps / b.Gbps; ratio < 4.95 || ratio > 5.05 || b.Gbps < 2*95 {
 			t.Errorf("%s %.1f Gb/s, %s %.1f Gb/s: ratio %.3f, want 5", dir[0], b.Gbps, dir[1], cc.Gbps, ratio)
 		}
 	}
@@ -545,7 +574,7 @@ func TestRecordsReused(t *testing.T) {
 	c.Duration = time.Millisecond
 	cl, r := runCluster(t, c)
 	// 2 flows x 4 transfers x 256 TLPs in flight, and some settling.
-	if r.Accounting.Injected < 100_000 || len(cl.recs) > 4096 {
+	if r.Accounting.Injected < 90_000 || len(cl.recs) > 4096 {
 		t.Errorf("%d requests injected, %d records held", r.Accounting.Injected, len(cl.recs))
 	}
 }

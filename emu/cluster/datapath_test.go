@@ -27,16 +27,18 @@ func runCluster(t *testing.T, c scenario.Config) (*Cluster, Report) {
 
 // TestManagerDataPath: the manager takes one data-path-wide beat per cycle
 // from each ingress. At the default 512 bits and 250 MHz (128 Gb/s) it
-// does not limit a Gen3 x16 exchange; with onicA at 256 bits, or at
-// 512 bits and 125 MHz, both directions through onicA (its host ingress
-// for A->B, its port ingress for B->A) are held to 64 Gb/s of 256-byte
-// writes (8 beats of 32 bytes, or 4 of 64, per 32 ns), and the manager's
-// backlog holds A's host link back through its credits instead of
-// queueing without bound.
+// does not limit a Gen3 x16 exchange (the optical link's whole words do,
+// at about 98 Gb/s); with onicA at 256 bits both directions through
+// onicA (its host ingress for A->B, its port ingress for B->A) are held
+// to 64 Gb/s of 256-byte writes (8 beats of 32 bytes per 32 ns), and the
+// manager's backlog holds A's host link back through its credits instead
+// of queueing without bound. At 512 bits and 125 MHz the manager would
+// take 64 Gb/s too, but the card's optical link runs on the same clock:
+// a 256-byte write's five words take 40 ns, 51.2 Gb/s.
 func TestManagerDataPath(t *testing.T) {
 	base, br := runCluster(t, scenario.TwoParty())
 	for _, f := range br.Flows {
-		if f.Gbps < 105 {
+		if f.Gbps < 95 {
 			t.Fatalf("default manager: %s at %.1f Gb/s", f.Name, f.Gbps)
 		}
 	}
@@ -46,22 +48,34 @@ func TestManagerDataPath(t *testing.T) {
 		}
 	}
 	baseStalls := base.onics[0].link.Stats(0).CreditStalls
-	for name, mod := range map[string]func(*scenario.ONICConfig){
-		"256 bits at 250 MHz": func(o *scenario.ONICConfig) { o.DataWidth = 256 },
-		"512 bits at 125 MHz": func(o *scenario.ONICConfig) { o.ClockMHz = 125 },
+	for _, tc := range []struct {
+		name    string
+		mod     func(*scenario.ONICConfig)
+		gbps    float64 // the bound
+		manager bool    // the manager is the bottleneck
+	}{
+		{"256 bits at 250 MHz", func(o *scenario.ONICConfig) { o.DataWidth = 256 }, 64, true},
+		{"512 bits at 125 MHz", func(o *scenario.ONICConfig) { o.ClockMHz = 125 }, 51.2, false},
 	} {
+		name := tc.name
 		c := scenario.TwoParty()
-		mod(&c.ONICs[0])
+		tc.mod(&c.ONICs[0])
 		cl, r := runCluster(t, c)
 		for _, f := range r.Flows {
-			if f.Gbps > 64.01 || f.Gbps < 60 {
-				t.Errorf("%s: %s at %.2f Gb/s, want just under 64", name, f.Name, f.Gbps)
+			if f.Gbps > tc.gbps+0.01 || f.Gbps < 0.94*tc.gbps {
+				t.Errorf("%s: %s at %.2f Gb/s, want just under %g", name, f.Name, f.Gbps, tc.gbps)
 			}
 		}
 		t.Logf("%s: A->B %.2f Gb/s, B->A %.2f Gb/s, %d credit stalls on A's host link (%d by default)",
 			name, r.Flows[0].Gbps, r.Flows[1].Gbps, cl.onics[0].link.Stats(0).CreditStalls, baseStalls)
-		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || st < 10*baseStalls {
+		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || st < 2*baseStalls {
 			t.Errorf("%s: A's host link stalled for credits %d times (%d with the default manager)", name, st, baseStalls)
+		}
+		if got := cl.onics[0].regs.block.Read(pmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
+			t.Errorf("%s: CAPS says %d DWs of data path", name, got)
+		}
+		if !tc.manager {
+			continue
 		}
 		// The report says the manager was the bottleneck, for both
 		// directions, and names its data path.
@@ -74,9 +88,6 @@ func TestManagerDataPath(t *testing.T) {
 		r.WriteText(&text)
 		if !strings.Contains(text.String(), "manager of onicA (") || !strings.Contains(text.String(), "TLPs back") {
 			t.Errorf("%s: the text report does not show the manager holding TLPs back:\n%s", name, text.String())
-		}
-		if got := cl.onics[0].regs.block.Read(pmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
-			t.Errorf("%s: CAPS says %d DWs of data path", name, got)
 		}
 	}
 }

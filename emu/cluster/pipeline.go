@@ -27,6 +27,10 @@ type pipeline struct {
 	// short wait for each other is the egress's doing, not a bottleneck
 	// of the manager's.
 	behindEgress bool
+	// chained is set per ingress while it has been busy without a break
+	// since it last took TLPs behind the egress: the TLPs that queue up
+	// behind such a burst wait for the egress's doing too.
+	chained [3]bool
 }
 
 // set gives the pipeline its latency in cycles, clock and data path width
@@ -47,7 +51,14 @@ func (p *pipeline) take(in manager.Ingress, payload int, now sim.Time) (start si
 	occ := sim.Time(float64(beats)*p.cyclePS + 0.5)
 	p.free[in] = start + occ
 	p.busy[in] += occ
-	if wait := start - now; wait > 0 && !p.behindEgress {
+	wait := start - now
+	switch {
+	case p.behindEgress:
+		p.chained[in] = true
+	case wait <= 0:
+		p.chained[in] = false
+	}
+	if wait > 0 && !p.chained[in] {
 		p.waited++
 		p.waitSum += wait
 		p.waitMax = max(p.waitMax, wait)

@@ -299,7 +299,7 @@ func (c *Cluster) hwLightMixed(pr [2]*port) error {
 	}
 	b := &hwBridge{c: c, card: hp, model: mp, reads: map[uint32]*hwRead{}, cardN: hp.o.hw, port: hp.idx}
 	// (The fibre's delay is in the lane words: the model's link has none.)
-	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256}, onicEnd{mp.o, ingress(mp.idx)}, b)
+	l, err := link.New(c.s, link.Config{Plan: mp.o.d.Lanes, ClockMHz: mp.o.d.ClockMHz, MPS: 256}, onicEnd{mp.o, ingress(mp.idx)}, b)
 	if err != nil {
 		return err
 	}

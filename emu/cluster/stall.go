@@ -140,10 +140,11 @@ func (pt *port) full(beats int) bool {
 
 // drained says whether a stalled port may take traffic again: once its
 // link queue is empty, or under hold once at least half the hold buffer
-// is free (what its link queue and its held TLPs take), as the card's
-// is released.
+// is free, in beats and in TLPs (what its link queue and its held TLPs
+// take), as the card's is released.
 func (pt *port) drained() bool {
-	return pt.queued() == 0 || pt.o.d.Hold && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2
+	return pt.queued() == 0 || pt.o.d.Hold && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2 &&
+		pt.queued()+len(pt.hold) <= pt.o.cfg.HoldTLPs/2
 }
 
 // arm schedules the watchdog's next check.

@@ -24,7 +24,7 @@ func TestHostTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Duration = 30 * time.Microsecond
+	cfg.Duration = 40 * time.Microsecond
 	cfg.Flows = cfg.Flows[:1]
 	cfg.Flows[0].Depth = 32
 	pc, rep := captured(t, cfg, "onicA.host")

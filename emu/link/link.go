@@ -13,9 +13,11 @@ package link
 
 import (
 	"fmt"
+	"math"
 
 	"onic/emu/sim"
 	"onic/pcie/dll"
+	"onic/pcie/lanes"
 	"onic/tlp"
 )
 
@@ -90,7 +92,26 @@ type Config struct {
 	// RxDelay is how long a receiver holds a TLP before freeing its
 	// buffer credits.
 	RxDelay sim.Time
+	// Plan, when set, makes this an O-NIC's optical link instead of an
+	// electrical PCIe one: its time is the optical link layer's 512-bit
+	// words (docs/hdl.md, "The optical link") on lane plan Plan, a word
+	// every Plan.WordPS64(ClockMHz) — the plan's word time, or the
+	// slower end's user-clock period when the plan is faster. A TLP
+	// takes whole words (its bytes and Framing over 64, rounded up: the
+	// RTL's frames start on word boundaries), an Ack or UpdateFC one
+	// control word, and there are no SKP ordered sets (the transceiver
+	// wrapper compensates clocks with control words). Ack and UpdateFC
+	// wait as the RTL's AckCycles default does. Gen and Lanes are then
+	// ignored.
+	Plan lanes.Plan
+	// ClockMHz is the user clock of the optical link's ends (with Plan;
+	// default 250).
+	ClockMHz float64
 }
+
+// wordBytes is the optical link's word: what one of its symbol times
+// carries.
+const wordBytes = 64
 
 // Receiver takes TLPs as they arrive at one end of a link.
 type Receiver interface {
@@ -252,6 +273,8 @@ type Link struct {
 	fcSym    int64
 	skpEvery int64
 	skpLen   int64
+	width    int64             // bytes a symbol time carries: the lanes, or an optical word
+	optical  bool              // timed in the optical link's words (Config.Plan)
 	bufH     [numClasses]int64 // receive buffer sizes (0: infinite)
 	bufD     [numClasses]int64
 	dirs     [2]dir
@@ -356,6 +379,20 @@ const (
 // New builds a link in s, delivering TLPs that arrive at end 0 to rx0 and
 // at end 1 to rx1. It checks the configuration.
 func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
+	if c.Plan != (lanes.Plan{}) {
+		if err := c.Plan.Check(); err != nil {
+			return nil, fmt.Errorf("link: %v", err)
+		}
+		if c.ClockMHz == 0 {
+			c.ClockMHz = 250
+		}
+		if !(c.ClockMHz >= 1 && c.ClockMHz <= 1000) {
+			return nil, fmt.Errorf("link: clock %g MHz must be 1 to 1000", c.ClockMHz)
+		}
+		// The timing tables below are then the RTL's (Gen3 x16), read in
+		// words.
+		c.Gen, c.Lanes = tlp.Gen3, 16
+	}
 	if !c.Gen.Valid() {
 		return nil, fmt.Errorf("link: gen %d: must be 1 to 5", c.Gen)
 	}
@@ -391,6 +428,12 @@ func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
 	l := &Link{s: s, cfg: c, p64: symbolPeriod64(c.Gen), rx: [2]Receiver{rx0, rx1},
 		ackSym: dll.AckLatency(c.Gen, c.Lanes, c.MPS), fcSym: dll.UpdateFCLatency(c.Gen, c.Lanes, c.MPS)}
 	l.skpEvery, l.skpLen = skipParams(c.Gen)
+	l.width = int64(c.Lanes)
+	if c.Plan != (lanes.Plan{}) {
+		// Four symbol times of Gen3 x16 to a word, as the RTL's AckCycles.
+		l.p64, l.width, l.skpEvery, l.optical = c.Plan.WordPS64(c.ClockMHz), wordBytes, math.MaxInt64, true
+		l.ackSym, l.fcSym = max(1, l.ackSym/4), max(1, l.fcSym/4)
+	}
 	// PCIe's REPLAY_TIMER limits (Base §3.6.2.1) are about three Ack
 	// latency limits; an optical link's round trip, which they leave out,
 	// comes on top.
@@ -673,6 +716,11 @@ func (l *Link) transmit(side int, it item, start int64) int64 {
 	switch it.kind {
 	case itemTLP:
 		bytes = int64(it.p.Bytes + Framing)
+		if l.optical {
+			// The optical frame's header slot holds four DWs whatever the
+			// header's size.
+			bytes += int64(max(0, 16-(it.p.Bytes-it.p.Payload)))
+		}
 		if it.again {
 			d.Stats.Resent++
 		} else {
@@ -702,7 +750,7 @@ func (l *Link) transmit(side int, it item, start int64) int64 {
 		bytes = DLLPBytes
 		d.Stats.UpdateFCs++
 	}
-	syms := (bytes + int64(l.cfg.Lanes) - 1) / int64(l.cfg.Lanes)
+	syms := (bytes + l.width - 1) / l.width
 	if it.kind == itemSKP {
 		syms = l.skpLen
 		d.sinceSKP = 0

@@ -16,6 +16,7 @@ import (
 
 	"onic/emu/link"
 	"onic/emu/sim"
+	"onic/pcie/lanes"
 	"onic/tlp"
 )
 
@@ -50,6 +51,10 @@ type Config struct {
 	Warmup, Window sim.Time
 	Credits        link.Credits
 	ReplayBytes    int
+	// Plan, when set, runs an O-NIC's optical link on that lane plan
+	// instead (link.Config.Plan; Gen and Lanes are then ignored): what
+	// an optical port carries. Model does not cover it.
+	Plan lanes.Plan
 }
 
 // Check fills in defaults and checks the configuration.
@@ -189,7 +194,7 @@ func Run(c Config) (Result, error) {
 		b.freeTags = append(b.freeTags, t)
 	}
 	l, err := link.New(b.s, link.Config{Gen: c.Gen, Lanes: c.Lanes, MPS: c.MPS, Propagation: c.Propagation,
-		Credits: c.Credits, ReplayBytes: c.ReplayBytes}, b, b)
+		Credits: c.Credits, ReplayBytes: c.ReplayBytes, Plan: c.Plan}, b, b)
 	if err != nil {
 		return Result{}, err
 	}

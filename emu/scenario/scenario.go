@@ -13,6 +13,7 @@ import (
 
 	"onic/emu/sim"
 	"onic/firmware/board"
+	"onic/pcie/lanes"
 	"onic/pcie/manager"
 	"onic/tlp"
 )
@@ -181,8 +182,15 @@ type ONICConfig struct {
 	PipelineCycles int     `mapstructure:"pipeline_cycles"`
 	DataWidth      int     `mapstructure:"data_width"`
 	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
-	FibreM  [2]float64     `mapstructure:"fibre_m"`
-	Manager manager.Config `mapstructure:"manager"`
+	FibreM [2]float64 `mapstructure:"fibre_m"`
+	// LanePlan is how each optical port carries its link: lanes and the
+	// line rate of each, 64b/66b coded, written as 4x25.78125Gbps
+	// (default FLEET's 16x8.25Gbps: 128 Gb/s of data, a 512-bit word
+	// every 4 ns). The ports at the two ends of a circuit must have the
+	// same plan. A plan slower than the host's PCIe link limits what
+	// crosses the port (pcie/lanes, docs/emu.md).
+	LanePlan string         `mapstructure:"lane_plan"`
+	Manager  manager.Config `mapstructure:"manager"`
 	// DownPolicy is what happens to traffic for a port that is down when
 	// its window has no failover (a window with failover_egress uses the
 	// other port): "hold" it (default, up to HoldTLPs per port and
@@ -369,6 +377,9 @@ func (o *ONICConfig) Check(p string) error {
 			return fmt.Errorf("%s.fibre_m[%d]: %g metres must be 0 to %g", p, j, m, MaxFibreM)
 		}
 	}
+	if _, err := lanes.Parse(o.LanePlan); err != nil {
+		return fmt.Errorf("%s.lane_plan: %v", p, err)
+	}
 	if o.DownPolicy != "hold" && o.DownPolicy != "fail" {
 		return fmt.Errorf("%s.down_policy: %q must be hold or fail", p, o.DownPolicy)
 	}
@@ -404,6 +415,9 @@ func (o *ONICConfig) Defaults() {
 	}
 	if o.DataWidth == 0 {
 		o.DataWidth = DefaultDataWidth
+	}
+	if o.LanePlan == "" {
+		o.LanePlan = lanes.Default.String()
 	}
 	if o.DownPolicy == "" {
 		o.DownPolicy = "hold"

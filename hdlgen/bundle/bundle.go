@@ -25,6 +25,7 @@ import (
 	"onic/internal/fpgapart"
 	"onic/kernels"
 	"onic/pcie"
+	"onic/pcie/lanes"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 )
@@ -48,6 +49,9 @@ type Options struct {
 	// Link configures the optical link layers of the card (zero: the
 	// defaults of optlink.Config; tests train in tens of cycles).
 	Link optlink.Config
+	// Lanes is the optical ports' lane plan, which build.tcl's
+	// transceiver IP is configured for (zero: lanes.Default, FLEET's).
+	Lanes lanes.Plan
 	// EgressStallCycles is how long a TLP may wait at an up port that
 	// takes nothing before the card treats the port as down for
 	// admission (zero: card.DefaultEgressStallCycles).
@@ -514,18 +518,18 @@ func xdc(d *manager.Design, top *ir.Module, topName string, c clocks) []byte {
 		}
 	}
 	if c.lanes {
-		lanes(w, period)
+		laneConstraints(w, period)
 	}
 	return []byte(b.String())
 }
 
-// lanes writes the constraints of onic_top's optical lane interfaces
+// laneConstraints writes the constraints of onic_top's optical lane interfaces
 // and their crossings (userClockTop): a clock per transceiver side, the
 // lane ports' budgets against it, and the crossings' paths bounded to the
 // faster clock's period with the clock skew left out (-datapath_only),
 // the usual constraint for Gray-coded pointers and the word array they
 // guard; the synchronisers' flip-flops carry ASYNC_REG in the Verilog.
-func lanes(w func(string, ...any), period float64) {
+func laneConstraints(w func(string, ...any), period float64) {
 	for _, pt := range card.Ports {
 		x := pt.Prefix
 		port := "port " + strings.ToUpper(x[len(x)-1:])
@@ -726,7 +730,11 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 	}
 	if o.PCIe4 {
 		pcie4IP(w, o.Function, standIns)
-		gtIP(w)
+		plan := o.Lanes
+		if plan == (lanes.Plan{}) {
+			plan = lanes.Default
+		}
+		gtIP(w, plan)
 	}
 	if len(parts) > 0 {
 		w("if {$board_xdc eq \"\"} {")
@@ -1339,23 +1347,23 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 }
 
 // gtIP writes the optical ports' transceiver IP: per port, a
-// gtwizard_ultrascale of optlink.Lanes GTY channels at optlink.LaneGbps
+// gtwizard_ultrascale of the lane plan's GTY channels at its line rate
 // with 64b/66b and 64-bit user data per lane, as the lane interface
 // needs. The channels and the reference clock are the board's, set at
 // the top of the block; the wrapper between the IP and the lane
 // interface (scrambler, block lock, deskew, gearbox pauses, clock
 // compensation) is not generated (docs/hdl.md).
-func gtIP(w func(string, ...any)) {
+func gtIP(w func(string, ...any), plan lanes.Plan) {
 	w("")
-	w("# The optical ports' transceivers (gtwizard_ultrascale, PG182): per port %d", optlink.Lanes)
-	w("# GTY channels at %g Gb/s with 64b/66b, 64 bits a lane a user clock", optlink.LaneGbps)
-	w("# (docs/hdl.md, \"The lane interface\"). The channels and the reference")
+	w("# The optical ports' transceivers (gtwizard_ultrascale, PG182), lane plan")
+	w("# %v: per port %d GTY channels at %g Gb/s with 64b/66b, 64 bits a lane", plan, plan.Lanes, plan.LaneGbps())
+	w("# a user clock (docs/hdl.md, \"Lane plans\"). The channels and the reference")
 	w("# clock are the board's: the ones below are placeholders. The wrapper")
 	w("# between each IP and onic_top's port_<x>_* lane interface is yours.")
 	for i, port := range []string{"port_a", "port_b"} {
 		var ch []string
-		for l := range optlink.Lanes {
-			ch = append(ch, fmt.Sprintf("X0Y%d", i*optlink.Lanes+l))
+		for l := range plan.Lanes {
+			ch = append(ch, fmt.Sprintf("X0Y%d", i*plan.Lanes+l))
 		}
 		w("set gt_channels(%s) {%s}", port, strings.Join(ch, " "))
 	}
@@ -1369,8 +1377,8 @@ func gtIP(w func(string, ...any)) {
 		{"CHANNEL_ENABLE", "$gt_channels($port)"},
 		{"TX_MASTER_CHANNEL", "[lindex $gt_channels($port) 0]"},
 		{"RX_MASTER_CHANNEL", "[lindex $gt_channels($port) 0]"},
-		{"TX_LINE_RATE", fmt.Sprintf("{%g}", optlink.LaneGbps)},
-		{"RX_LINE_RATE", fmt.Sprintf("{%g}", optlink.LaneGbps)},
+		{"TX_LINE_RATE", fmt.Sprintf("{%g}", plan.LaneGbps())},
+		{"RX_LINE_RATE", fmt.Sprintf("{%g}", plan.LaneGbps())},
 		{"TX_REFCLK_FREQUENCY", "$gt_refclk_mhz"},
 		{"RX_REFCLK_FREQUENCY", "$gt_refclk_mhz"},
 		{"TX_DATA_ENCODING", "{64B66B}"},

@@ -16,6 +16,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 
 	"onic/desc"
@@ -25,6 +26,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
+	"onic/pcie/lanes"
 	"onic/pcie/pg213"
 	"onic/tlp"
 )
@@ -74,10 +76,15 @@ type Card struct {
 	reads map[uint16]uint64
 
 	cycles uint64
-	in     ports // the ports the cycle drives and reads, resolved once
-	lanes  [Ports]Word
-	phy    [Ports]bool
-	tx     [Ports]Word
+	// pace is each port's transceiver wrapper taking words at its lane
+	// plan's rate (its tx_ready), when the plan is slower than the
+	// clock; nil when it takes a word every cycle.
+	pace  [Ports]*lanes.Pacer
+	ready [Ports]bool // the pacers' tx_ready this cycle
+	in    ports       // the ports the cycle drives and reads, resolved once
+	lanes [Ports]Word
+	phy   [Ports]bool
+	tx    [Ports]Word
 	// quiet counts the cycles since anything but control words crossed a
 	// lane or the host interface, or a port's link changed state (Quiet);
 	// state is each port's link state in the cycle before.
@@ -178,7 +185,7 @@ type ports struct {
 	rqValid, rqData, rqKeep, rqLast, rqUser          sim.Port
 	ccValid, ccData, ccKeep, ccLast                  sim.Port
 	phyUp, rxData, rxCtl, rxValid                    [Ports]sim.Port
-	txData, txCtl, txValid, state                    [Ports]sim.Port
+	txData, txCtl, txValid, txReady, state           [Ports]sim.Port
 }
 
 // New builds and resets the card for c.
@@ -213,6 +220,11 @@ func New(c Config) (*Card, error) {
 	}
 	if err := k.resolve(); err != nil {
 		return nil, err
+	}
+	if o.Lanes.WordPS64(o.ClockMHz) > int64(math.Round(64e6/o.ClockMHz)) {
+		for i := range k.pace {
+			k.pace[i] = o.Lanes.NewPacer(o.ClockMHz)
+		}
 	}
 	for name, v := range map[string]uint64{
 		"cfg_bus_number":      uint64(c.ID.Bus()),
@@ -255,6 +267,7 @@ func (k *Card) resolve() error {
 	for i, pre := range [Ports]string{"port_a_", "port_b_"} {
 		p.phyUp[i], p.rxData[i], p.rxCtl[i], p.rxValid[i] = port(pre+"phy_up"), port(pre+"rx_data"), port(pre+"rx_ctl"), port(pre+"rx_valid")
 		p.txData[i], p.txCtl[i], p.txValid[i], p.state[i] = port(pre+"tx_data"), port(pre+"tx_ctl"), port(pre+"tx_valid"), port(pre+"state")
+		p.txReady[i] = port(pre + "tx_ready")
 	}
 	return err
 }
@@ -379,6 +392,10 @@ func (k *Card) Cycle() error {
 		if w.Valid && !w.Ctl {
 			active = true
 		}
+		if k.pace[i] != nil {
+			k.ready[i] = k.pace[i].Ready()
+			s.DrivePort(p.txReady[i], []uint64{b2u(k.ready[i])})
+		}
 	}
 	s.Settle()
 	if cq && s.Read(p.cqReady)[0]&1 == 1 {
@@ -420,7 +437,7 @@ func (k *Card) Cycle() error {
 		w := &k.tx[i]
 		copy(w.Data[:], s.Read(p.txData[i]))
 		w.Ctl = s.Read(p.txCtl[i])[0]&1 == 1
-		w.Valid = s.Read(p.txValid[i])[0]&1 == 1
+		w.Valid = s.Read(p.txValid[i])[0]&1 == 1 && (k.pace[i] == nil || k.ready[i])
 		if w.Valid && !w.Ctl {
 			active = true
 		}

@@ -19,9 +19,11 @@ import (
 // model's port): every transfer that ends is delivered whole — nothing
 // refused, dropped or failed, the reads under the hosts' 8-bit tags
 // (PG213's CQ carries 8) — and each flow's
-// throughput is within what the cards' links can carry of the model's:
-// the optical link layer's framing costs the cards about a tenth of the
-// model's rate for writes and a fifth for reads (docs/hostif.md).
+// throughput is within a tenth of the model's, whose optical links are
+// timed in the link layer's whole words on the O-NICs' lane plan as the
+// cards' are (emu/link's Config.Plan): writes within 2%, reads within
+// 7% (before the model had the words, the cards lost a tenth of its
+// rate on writes and a fifth on reads).
 func TestFlowsOnCards(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -54,13 +56,13 @@ func TestFlowsOnCards(t *testing.T) {
 				// Each TLP a card's port sent once, however often its link
 				// sent it again: no fewer than its peer's host received.
 				card := tc.cards == nil || o.Name == tc.cards[0]
-				if o.Card != card || o.PortTLPs[0] == 0 || o.PortTLPs[1] != 0 || o.PortTLPs[0] > model.ONICs[k].PortTLPs[0] {
+				if o.Card != card || o.PortTLPs[0] == 0 || o.PortTLPs[1] != 0 || card && o.PortTLPs[0] > model.ONICs[k].PortTLPs[0] {
 					t.Errorf("%s on the cards: %+v; on the model it sent %v", o.Name, o, model.ONICs[k].PortTLPs)
 				}
 			}
 			for i, f := range rtl.Flows {
 				m := model.Flows[i]
-				if f.Failed != 0 || f.Transfers == 0 || f.Gbps < 0.7*m.Gbps || f.Gbps > 1.05*m.Gbps {
+				if f.Failed != 0 || f.Transfers == 0 || f.Gbps < 0.9*m.Gbps || f.Gbps > 1.05*m.Gbps {
 					t.Errorf("flow %s: %d transfers (%d failed) at %.2f Gb/s on the cards, %.2f on the model", f.Name, f.Transfers, f.Failed, f.Gbps, m.Gbps)
 				}
 				t.Logf("flow %s: %.2f Gb/s on the cards, %.2f on the model; p50 %.0f ns and %.0f ns", f.Name, f.Gbps, m.Gbps, f.P50Ns, m.P50Ns)

@@ -178,7 +178,9 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 // admit says whether the port takes TLPs (up and not stalled) and up
 // whether the link does: a stalled port's buffer goes on sending while
 // TLPs that find it full are dropped. halfFree is 1 while at least half
-// the buffer's beats are free.
+// the buffer is free: half its beats and half its hold_tlps (with only
+// the beats, a buffer full of small TLPs would count as drained at once,
+// and a stalled port would take traffic again only to stall again).
 func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs int) (out tlps, halfFree ir.Value) {
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
@@ -231,7 +233,9 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
 	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
 	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.sop), cb)), m.Zext(m.And(pop, out.eop), cb)))
-	return out, m.Named(port+"_hold_half_free", m.Not(m.LtU(free, m.Const(ab+1, HoldBeats/2))))
+	beatsHalf := m.Not(m.LtU(free, m.Const(ab+1, HoldBeats/2)))
+	tlpsHalf := m.Not(m.LtU(m.Const(cb, uint64(holdTLPs/2)), queued))
+	return out, m.Named(port+"_hold_half_free", m.And(beatsHalf, tlpsHalf))
 }
 
 // DefaultEgressStallCycles is how long, in user clock cycles, a TLP may

@@ -11,14 +11,10 @@ import (
 	"onic/tlp"
 )
 
-// What the GTY transceiver wrapper under a port's lane interface
-// provides (docs/hdl.md, "The lane interface"): Lanes lanes at
-// LaneGbps with 64b/66b, so that a 512-bit word goes every 4 ns (eight
-// 66-bit blocks, four symbol times of each lane's 8 GT/s of data).
-const (
-	Lanes    = 16
-	LaneGbps = 8.25
-)
+// The GTY transceiver wrapper under a port's lane interface carries its
+// 512-bit words over the port's lane plan (pcie/lanes; docs/hdl.md, "Lane
+// plans"): FLEET's is 16 lanes at 8.25 Gb/s with 64b/66b, a word every
+// 4 ns; a slower plan shows here only as tx_ready low in more cycles.
 
 // Link states, as the state output and the emulator's ports have them.
 const (

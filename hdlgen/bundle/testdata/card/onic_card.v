@@ -137,7 +137,7 @@ module onic_card (
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:320
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:508
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:512
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:320
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -162,59 +162,59 @@ module onic_card (
     reg  [668:0] port_a_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
     reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [668:0] port_a_hold_slice_skid_data = 669'h0; // hdlgen/axis/axis.go:52
-    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:201
-    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:202
-    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:204
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:204
+    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:203
+    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:204
+    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:206
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:206
     reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:82
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:83
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:105
-    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:717
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:717
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:717
+    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:225
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:721
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:721
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:721
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:320
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:321
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [668:0] port_b_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
     reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [668:0] port_b_hold_slice_skid_data = 669'h0; // hdlgen/axis/axis.go:52
-    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:201
-    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:202
-    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:204
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:204
+    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:203
+    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:204
+    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:206
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:206
     reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:82
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:83
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:105
-    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:717
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:717
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:717
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:717
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:348
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:368
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:374
+    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:225
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:721
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:721
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:721
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:721
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:352
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:372
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:378
     wire cq_merge_ready; // hdlgen/internal/card/build.go:109
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:385
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:389
     wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:119
     wire req_tags_sop; // hdlgen/internal/card/build.go:120
     wire req_tags_eop; // hdlgen/internal/card/build.go:120
     wire req_tags_valid; // hdlgen/internal/card/build.go:120
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:389
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:391
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:393
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:395
     wire host_in_last_is0; // hdlgen/axis/axis.go:162
     wire host_in_last_is1; // hdlgen/axis/axis.go:162
     wire host_in_in0_idle; // hdlgen/axis/axis.go:135
@@ -226,8 +226,8 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:172
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:174
     wire host_in_out_ready; // hdlgen/axis/axis.go:329
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:419
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:419
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:423
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:423
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:119
@@ -240,18 +240,18 @@ module onic_card (
     wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:120
     wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:120
     wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:120
-    wire bus_master; // hdlgen/internal/card/build.go:442
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:458
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:458
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:458
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:458
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:458
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:458
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:458
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:458
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:458
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:458
-    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:421
+    wire bus_master; // hdlgen/internal/card/build.go:446
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:462
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:462
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:462
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:462
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:462
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:462
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:462
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:462
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:462
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:462
+    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:425
     wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:119
@@ -264,8 +264,8 @@ module onic_card (
     wire port_a_from_link_sop; // hdlgen/internal/card/build.go:120
     wire port_a_from_link_eop; // hdlgen/internal/card/build.go:120
     wire port_a_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:476
-    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:421
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:480
+    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:425
     wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:119
@@ -278,51 +278,51 @@ module onic_card (
     wire port_b_from_link_sop; // hdlgen/internal/card/build.go:120
     wire port_b_from_link_eop; // hdlgen/internal/card/build.go:120
     wire port_b_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:476
-    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:489
-    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:489
-    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:487
-    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:487
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:510
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:510
-    wire host_register_write; // hdlgen/internal/card/build.go:519
-    wire register_fence_up; // hdlgen/internal/card/build.go:523
-    wire port_a_stalled; // hdlgen/internal/card/build.go:529
-    wire port_b_stalled; // hdlgen/internal/card/build.go:529
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:531
-    wire _port_down_not; // hdlgen/internal/card/build.go:531
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:531
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:534
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:534
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:534
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:534
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:534
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:541
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:541
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:541
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:541
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:541
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:541
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:541
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:541
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:541
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:480
+    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:493
+    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:493
+    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:491
+    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:491
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:514
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:514
+    wire host_register_write; // hdlgen/internal/card/build.go:523
+    wire register_fence_up; // hdlgen/internal/card/build.go:527
+    wire port_a_stalled; // hdlgen/internal/card/build.go:533
+    wire port_b_stalled; // hdlgen/internal/card/build.go:533
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:535
+    wire _port_down_not; // hdlgen/internal/card/build.go:535
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:535
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:538
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:538
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:538
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:538
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:538
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:545
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:545
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:545
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:545
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:545
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:545
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:545
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:545
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:545
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -341,17 +341,17 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:172
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:174
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:571
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:575
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:584
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:584
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:584
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:584
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:584
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:584
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:584
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:584
-    wire local_busy; // hdlgen/internal/card/build.go:597
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:575
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:579
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:588
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:588
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:588
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:588
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:588
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:588
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:588
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:588
+    wire local_busy; // hdlgen/internal/card/build.go:601
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -496,8 +496,8 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:172
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:174
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire np_room; // hdlgen/internal/card/build.go:689
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:690
+    wire np_room; // hdlgen/internal/card/build.go:693
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:694
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -517,20 +517,20 @@ module onic_card (
     wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:174
     wire port_a_egress_out_ready; // hdlgen/axis/axis.go:329
     wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:335
-    wire [10:0] _port_a_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:193
-    wire [668:0] _port_a_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:195
+    wire [10:0] _port_a_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:195
+    wire [668:0] _port_a_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:197
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:53
     wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:60
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:61
-    wire [10:0] port_a_hold_need; // hdlgen/internal/card/build.go:197
-    wire port_a_hold_room; // hdlgen/internal/card/build.go:203
-    wire port_a_hold_drop; // hdlgen/internal/card/build.go:204
-    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:204
-    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:204
-    wire port_a_hold_fits; // hdlgen/internal/card/build.go:212
-    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:214
-    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:215
+    wire [10:0] port_a_hold_need; // hdlgen/internal/card/build.go:199
+    wire port_a_hold_room; // hdlgen/internal/card/build.go:205
+    wire port_a_hold_drop; // hdlgen/internal/card/build.go:206
+    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:206
+    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:206
+    wire port_a_hold_fits; // hdlgen/internal/card/build.go:214
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:216
+    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:217
     wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
     wire port_a_hold_empty; // hdlgen/axis/axis.go:88
     wire port_a_hold_full; // hdlgen/axis/axis.go:89
@@ -541,19 +541,19 @@ module onic_card (
     wire port_a_hold_pop; // hdlgen/axis/axis.go:94
     wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:100
     wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:108
-    wire port_a_hold_open; // hdlgen/internal/card/build.go:224
-    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:226
-    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:227
-    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:229
-    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:230
-    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:234
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:717
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:717
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:717
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:717
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:717
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:717
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:717
+    wire port_a_hold_open; // hdlgen/internal/card/build.go:226
+    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:228
+    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:229
+    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:231
+    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:232
+    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:238
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:721
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:721
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:721
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:721
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:721
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:721
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:721
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -573,20 +573,20 @@ module onic_card (
     wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:174
     wire port_b_egress_out_ready; // hdlgen/axis/axis.go:329
     wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:335
-    wire [10:0] _port_b_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:193
-    wire [668:0] _port_b_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:195
+    wire [10:0] _port_b_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:195
+    wire [668:0] _port_b_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:197
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:53
     wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:60
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:61
-    wire [10:0] port_b_hold_need; // hdlgen/internal/card/build.go:197
-    wire port_b_hold_room; // hdlgen/internal/card/build.go:203
-    wire port_b_hold_drop; // hdlgen/internal/card/build.go:204
-    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:204
-    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:204
-    wire port_b_hold_fits; // hdlgen/internal/card/build.go:212
-    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:214
-    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:215
+    wire [10:0] port_b_hold_need; // hdlgen/internal/card/build.go:199
+    wire port_b_hold_room; // hdlgen/internal/card/build.go:205
+    wire port_b_hold_drop; // hdlgen/internal/card/build.go:206
+    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:206
+    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:206
+    wire port_b_hold_fits; // hdlgen/internal/card/build.go:214
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:216
+    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:217
     wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
     wire port_b_hold_empty; // hdlgen/axis/axis.go:88
     wire port_b_hold_full; // hdlgen/axis/axis.go:89
@@ -597,269 +597,269 @@ module onic_card (
     wire port_b_hold_pop; // hdlgen/axis/axis.go:94
     wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:100
     wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:108
-    wire port_b_hold_open; // hdlgen/internal/card/build.go:224
-    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:226
-    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:227
-    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:229
-    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:230
-    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:234
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:717
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:717
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:717
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:717
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:717
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:717
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:717
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:756
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:756
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:370
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:370
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:370
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:370
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:370
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:370
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:370
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:370
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:370
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:376
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:376
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:376
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:376
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:376
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:376
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:376
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:376
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:376
-    wire tags_req_ready; // hdlgen/internal/card/build.go:398
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:398
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:398
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:398
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:398
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:398
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:398
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:398
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:398
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:398
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:398
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:398
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:398
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:398
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:398
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:398
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:461
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:461
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:461
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:478
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:478
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:478
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:478
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:478
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:478
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:478
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:478
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:478
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:478
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:478
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:478
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:478
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:478
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:478
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:478
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:478
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:545
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:545
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:545
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:545
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:545
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:545
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:545
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:545
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:545
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:545
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:545
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:545
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:545
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:545
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:545
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:545
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:545
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:545
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:545
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:545
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:545
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:545
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:545
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:545
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:545
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:545
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:545
-    wire manager_host_busy; // hdlgen/internal/card/build.go:545
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:545
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:545
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:545
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:545
-    wire regs_busy; // hdlgen/internal/card/build.go:590
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:590
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:590
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:590
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:590
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:590
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:590
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:590
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:590
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:590
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:590
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:590
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:590
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:590
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:590
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:590
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:590
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:590
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:590
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:590
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:590
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:590
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:590
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:590
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:590
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:590
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:590
+    wire port_b_hold_open; // hdlgen/internal/card/build.go:226
+    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:228
+    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:229
+    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:231
+    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:232
+    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:238
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:721
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:721
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:721
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:721
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:721
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:721
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:721
+    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:760
+    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:760
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:374
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:374
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:374
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:374
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:374
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:374
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:374
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:374
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:374
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:380
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:380
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:380
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:380
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:380
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:380
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:380
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:380
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:380
+    wire tags_req_ready; // hdlgen/internal/card/build.go:402
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:402
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:402
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:402
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:402
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:402
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:402
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:402
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:402
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:402
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:402
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:402
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:402
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:402
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:402
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:402
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:465
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:465
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:465
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:465
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:465
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:465
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:465
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:465
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:465
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:465
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:482
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:482
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:482
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:482
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:482
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:482
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:482
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:482
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:482
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:482
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:482
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:482
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:482
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:482
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:482
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:482
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:482
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:549
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:549
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:549
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:549
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:549
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:549
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:549
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:549
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:549
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:549
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:549
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:549
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:549
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:549
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:549
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:549
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:549
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:549
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:549
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:549
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:549
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:549
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:549
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:549
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:549
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:549
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:549
+    wire manager_host_busy; // hdlgen/internal/card/build.go:549
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:549
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:549
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:549
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:549
+    wire regs_busy; // hdlgen/internal/card/build.go:594
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:594
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:594
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:594
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:594
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:594
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:594
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:594
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:594
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:594
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:594
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:594
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:594
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:594
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:594
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:594
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:594
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:594
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:594
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:594
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:594
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:594
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:594
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:594
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:594
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:594
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:594
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
@@ -944,54 +944,54 @@ module onic_card (
     wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:670
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:670
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:670
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:670
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:670
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:670
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:681
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:681
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:681
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:681
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:681
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:681
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:696
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:696
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:732
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:732
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:732
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:732
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:732
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:732
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:732
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:732
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:732
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:732
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:732
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:732
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:732
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:732
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:732
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:732
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:732
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:732
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:732
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:732
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:732
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:732
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:732
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:674
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:674
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:674
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:674
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:674
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:674
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:685
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:685
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:685
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:685
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:685
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:685
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:700
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:700
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:736
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:736
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:736
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:736
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:736
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:736
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:736
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:736
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:736
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:736
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:736
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:736
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:736
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:736
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:736
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:736
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:736
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:736
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:736
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:736
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:736
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:736
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:736
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1617,7 +1617,8 @@ module onic_card (
     assign port_a_to_link_ready = port_a_tags_s_tlp_ready;
     assign _port_a_hold_free_and = _port_a_hold_push_and & port_a_hold_in_ready;
     assign _port_a_hold_mid_and = _port_a_to_tags_valid_and & port_a_to_link_ready;
-    assign port_a_hold_half_free = ~(port_a_hold_free < 11'h200);
+    assign port_a_hold_half_free = (~(port_a_hold_free < 11'h200))
+                                   & (~(11'h200 < port_a_hold_tlps));
     assign port_a_egress_waiting = port_a_egress_valid & (~port_a_egress_out_ready);
     assign port_a_egress_stuck = port_a_egress_waiting & (port_a_egress_waited == 13'hfff);
     assign port_a_slow_window_end = port_a_slow_window == 13'hfff;
@@ -1711,7 +1712,8 @@ module onic_card (
     assign port_b_to_link_ready = port_b_tags_s_tlp_ready;
     assign _port_b_hold_free_and = _port_b_hold_push_and & port_b_hold_in_ready;
     assign _port_b_hold_mid_and = _port_b_to_tags_valid_and & port_b_to_link_ready;
-    assign port_b_hold_half_free = ~(port_b_hold_free < 11'h200);
+    assign port_b_hold_half_free = (~(port_b_hold_free < 11'h200))
+                                   & (~(11'h200 < port_b_hold_tlps));
     assign port_b_egress_waiting = port_b_egress_valid & (~port_b_egress_out_ready);
     assign port_b_egress_stuck = port_b_egress_waiting & (port_b_egress_waited == 13'hfff);
     assign port_b_slow_window_end = port_b_slow_window == 13'hfff;
@@ -1797,7 +1799,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_data_sub[3:0],
                     _port_b_hold_slice_skid_data_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:370
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:374
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -1817,7 +1819,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:376
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:380
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -1837,7 +1839,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:398
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:402
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1877,7 +1879,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:461
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:465
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1954,7 +1956,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:461
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:465
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2031,7 +2033,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:478
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:482
         .clk(clk),
         .rst(rst),
         .up(_port_a_tags_eq),
@@ -2067,7 +2069,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:478
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:482
         .clk(clk),
         .rst(rst),
         .up(_port_b_tags_eq),
@@ -2103,7 +2105,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:545
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:549
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2168,7 +2170,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:590
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:594
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2450,7 +2452,7 @@ module onic_card (
         .m_tlp_valid(slot3_m_tlp_valid)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:670
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:674
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2468,7 +2470,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:681
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:685
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2486,7 +2488,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:696
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:700
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2495,7 +2497,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:732
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:736
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -2529,7 +2531,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:732
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:736
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
