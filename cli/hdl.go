@@ -63,8 +63,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return err
 			}
-			cfg, source := g.cfg, g.source
-			d, err := manager.Build(cfg)
+			d, err := manager.Build(g.cfg)
 			if err != nil {
 				return err
 			}
@@ -76,8 +75,7 @@ root --config flag is the CLI's own defaults file.)`,
 				// (cobra keeps pflag's own deprecation notice to itself.)
 				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
-			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: g.fn, Kernels: g.kernels,
-				Lanes: g.lanes}
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: g.source, PCIe4: !managerOnly, Function: g.fn, Kernels: g.kernels, Lanes: g.lanes}
 			if o.Link.ReplayCycles, o.Link.LostCycles, o.Link.CreditCycles, o.EgressStallCycles, err = linkTimeouts(v); err != nil {
 				return err
 			}
@@ -89,7 +87,7 @@ root --config flag is the CLI's own defaults file.)`,
 			}
 			fs, err := bundle.Files(d, o)
 			if err != nil {
-				return fmt.Errorf("%s: %v", source, err)
+				return fmt.Errorf("%s: %v", g.source, err)
 			}
 			out := v.GetString("hdl.gen.out")
 			paths, err := bundle.WriteFiles(out, fs)

@@ -18,6 +18,10 @@ import (
 // transfer is that many transfers at once.
 const maxFlowBytes = 16 << 20
 
+// splitBytes is the piece a transfer split over parallel circuits is
+// sent in.
+const splitBytes = 256 << 10
+
 // StepTime is one communication step of the plan's timeline: when it
 // starts, how long the plan says it takes, and the flows that carry it.
 type StepTime struct {
@@ -27,6 +31,9 @@ type StepTime struct {
 	Predicted time.Duration `json:"predicted_ns"`
 	Emulated  time.Duration `json:"emulated_ns,omitempty"`
 	flows     []string
+	// pieces are the flows that send their part of a transfer in pieces
+	// one after another: their time is their pieces' added up.
+	pieces map[string]bool
 }
 
 // Scenario writes the plan as a scenario the emulator runs: the hosts
@@ -94,6 +101,10 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 				if last == nil {
 					c.Circuits = cs
 				} else {
+					// The circuits change a hop's latency after the last
+					// step's predicted end: what is still on the fibre lands
+					// first.
+					at += cl.HopLatency
 					c.Phases = append(c.Phases, scenario.PhaseConfig{At: at, Circuits: cs})
 					at += dark
 				}
@@ -133,7 +144,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 							bytes += tr.Bytes % int64(len(outs))
 						}
 						path[0].out = out
-						flowN = addFlow(&c, &st, path, bytes, flowN, m.stages[s].Name, cl.Hosts[a].Name, at, index[b], index)
+						flowN = addFlow(&c, &st, path, bytes, len(outs) > 1, flowN, m.stages[s].Name, cl.Hosts[a].Name, at, index[b], index)
 					}
 				}
 				steps = append(steps, st)
@@ -149,7 +160,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 // carry bytes along path into the host whose O-NIC's index is dst, from
 // at, for step st, naming them from flowN on; it returns the next
 // flow's number.
-func addFlow(c *scenario.Config, st *StepTime, path []hop, bytes int64, flowN int, group, from string, at time.Duration, dst int, index map[int]int) int {
+func addFlow(c *scenario.Config, st *StepTime, path []hop, bytes int64, split bool, flowN int, group, from string, at time.Duration, dst int, index map[int]int) int {
 	offset, span := uint64(path[0].out)<<30, uint64(0) // direct: the port's window, its default span
 	if len(path) > 1 {
 		// Relayed: into the destination's relay region, relayed on by
@@ -164,10 +175,24 @@ func addFlow(c *scenario.Config, st *StepTime, path []hop, bytes int64, flowN in
 		}
 	}
 	n := (bytes + maxFlowBytes - 1) / maxFlowBytes
+	depth := n
+	if split {
+		// Part of a transfer split over parallel circuits: in pieces,
+		// a few at a time, so that the host interleaves the parts (one
+		// part's whole transfer queued first would hold the others
+		// behind its port's egress).
+		n, depth = (bytes+splitBytes-1)/splitBytes, 1
+	}
 	size := (bytes + n - 1) / n
 	name := fmt.Sprintf("f%d", flowN)
 	c.Flows = append(c.Flows, scenario.FlowConfig{Name: name, Group: group, From: from, Op: "write",
-		Size: int(size), Transfers: int(n), Depth: int(n), Offset: offset, Span: span, Start: at})
+		Size: int(size), Transfers: int(n), Depth: int(min(n, depth)), Offset: offset, Span: span, Start: at})
+	if split {
+		if st.pieces == nil {
+			st.pieces = map[string]bool{}
+		}
+		st.pieces[name] = true
+	}
 	st.flows = append(st.flows, name)
 	return flowN + 1
 }
@@ -355,7 +380,12 @@ func (p *Plan) Validate() (*Validation, error) {
 		st := &steps[i]
 		for _, f := range st.flows {
 			fr := byName[f]
-			st.Emulated = max(st.Emulated, time.Duration(fr.MaxNs))
+			d := time.Duration(fr.MaxNs)
+			if st.pieces[f] {
+				// One piece at a time, each about the median's time.
+				d = time.Duration(fr.P50Ns * float64(fr.Transfers))
+			}
+			st.Emulated = max(st.Emulated, d)
 		}
 		if st.Predicted > 0 {
 			e := math.Abs(float64(st.Emulated-st.Predicted)) / float64(st.Predicted)
