@@ -133,9 +133,9 @@ set_property -dict [list \
 generate_target all [get_ips onic_pcie4]
 synth_ip [get_ips onic_pcie4]
 
-# The optical ports' transceivers (gtwizard_ultrascale, PG182): per port 16
-# GTY channels at 8.25 Gb/s with 64b/66b, 64 bits a lane a user clock
-# (docs/hdl.md, "The lane interface"). The channels and the reference
+# The optical ports' transceivers (gtwizard_ultrascale, PG182), lane plan
+# 16x8.25Gbps: per port 16 GTY channels at 8.25 Gb/s with 64b/66b, 64 bits a lane
+# a user clock (docs/hdl.md, "Lane plans"). The channels and the reference
 # clock are the board's: the ones below are placeholders. The wrapper
 # between each IP and onic_top's port_<x>_* lane interface is yours.
 set gt_channels(port_a) {X0Y0 X0Y1 X0Y2 X0Y3 X0Y4 X0Y5 X0Y6 X0Y7 X0Y8 X0Y9 X0Y10 X0Y11 X0Y12 X0Y13 X0Y14 X0Y15}

@@ -21,32 +21,32 @@ module onic_optlink_deframer (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:236
-    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:236
-    reg  [127:0] held_meta = 128'h0; // hdlgen/internal/optlink/optlink.go:236
-    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:236
-    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:236
-    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:236
+    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:232
+    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:232
+    reg  [127:0] held_meta = 128'h0; // hdlgen/internal/optlink/optlink.go:232
+    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:232
+    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:232
+    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:232
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:52
-    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:233
-    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:235
-    wire _combine_not; // hdlgen/internal/optlink/optlink.go:236
-    wire combine; // hdlgen/internal/optlink/optlink.go:236
-    wire flush; // hdlgen/internal/optlink/optlink.go:236
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:236
-    wire rest_empty; // hdlgen/internal/optlink/optlink.go:236
-    wire out_eop; // hdlgen/internal/optlink/optlink.go:236
-    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:236
+    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:229
+    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:231
+    wire _combine_not; // hdlgen/internal/optlink/optlink.go:232
+    wire combine; // hdlgen/internal/optlink/optlink.go:232
+    wire flush; // hdlgen/internal/optlink/optlink.go:232
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:232
+    wire rest_empty; // hdlgen/internal/optlink/optlink.go:232
+    wire out_eop; // hdlgen/internal/optlink/optlink.go:232
+    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:232
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_w_not; // hdlgen/internal/optlink/optlink.go:236
-    wire _in_ready_w_or; // hdlgen/internal/optlink/optlink.go:236
-    wire take; // hdlgen/internal/optlink/optlink.go:236
-    wire sent; // hdlgen/internal/optlink/optlink.go:236
-    wire start; // hdlgen/internal/optlink/optlink.go:236
-    wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:236
+    wire _in_ready_w_not; // hdlgen/internal/optlink/optlink.go:232
+    wire _in_ready_w_or; // hdlgen/internal/optlink/optlink.go:232
+    wire take; // hdlgen/internal/optlink/optlink.go:232
+    wire sent; // hdlgen/internal/optlink/optlink.go:232
+    wire start; // hdlgen/internal/optlink/optlink.go:232
+    wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:232
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60

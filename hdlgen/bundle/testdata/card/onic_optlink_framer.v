@@ -25,25 +25,25 @@ module onic_optlink_framer (
     output wire frame_valid,
     input  wire frame_ready
 );
-    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:212
-    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:212
-    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:212
+    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:208
+    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:208
+    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:208
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [529:0] out_slice_data = 530'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [529:0] out_slice_skid_data = 530'h0; // hdlgen/axis/axis.go:52
-    wire in_ready; // hdlgen/internal/optlink/optlink.go:209
-    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:211
-    wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:212
-    wire _first_not; // hdlgen/internal/optlink/optlink.go:212
-    wire first; // hdlgen/internal/optlink/optlink.go:212
-    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:212
-    wire out_last; // hdlgen/internal/optlink/optlink.go:212
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:212
-    wire [529:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:212
+    wire in_ready; // hdlgen/internal/optlink/optlink.go:205
+    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:207
+    wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:208
+    wire _first_not; // hdlgen/internal/optlink/optlink.go:208
+    wire first; // hdlgen/internal/optlink/optlink.go:208
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:208
+    wire out_last; // hdlgen/internal/optlink/optlink.go:208
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:208
+    wire [529:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:208
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:212
-    wire take; // hdlgen/internal/optlink/optlink.go:212
+    wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:208
+    wire take; // hdlgen/internal/optlink/optlink.go:208
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
