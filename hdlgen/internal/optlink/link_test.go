@@ -10,6 +10,7 @@ import (
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
+	"onic/pcie/lanes"
 	"onic/testbenches/replay"
 	"onic/testbenches/tools"
 )
@@ -251,10 +252,13 @@ type pair struct {
 	offer   float64 // chance a beat is offered in a cycle
 	ready   float64 // chance the manager takes a received beat
 	txReady float64 // chance the wrapper takes a word
-	cycles  int
-	upAt    int // first cycle both were up
-	aLast   wire
-	bLast   wire
+	// pace, when set, is each end's wrapper taking words at its lane
+	// plan's rate instead of at the txReady odds.
+	pace   *[2]*lanes.Pacer
+	cycles int
+	upAt   int // first cycle both were up
+	aLast  wire
+	bLast  wire
 	// lie, if set, rewrites what B sends before it enters the fibre: a
 	// partner that lies on the wire; lieAB does the same to what A sends.
 	lie, lieAB func(*wire)
@@ -270,8 +274,12 @@ func (p *pair) step() {
 		p.lieAB(&p.aLast)
 	}
 	fromA := p.ab.pass(r, p.aLast)
-	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
-	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
+	txA, txB := r.Float64() < p.txReady, r.Float64() < p.txReady
+	if p.pace != nil {
+		txA, txB = p.pace[0].Ready(), p.pace[1].Ready()
+	}
+	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, txA)
+	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, txB)
 	p.cycles++
 	if p.upAt < 0 && p.a.state() == StateUp && p.b.state() == StateUp {
 		p.upAt = p.cycles
@@ -500,6 +508,45 @@ func TestLineRate(t *testing.T) {
 			t.Errorf("%d DWs: %d data words over %d cycles, want %d words back to back", n, data, span, count*Words(n))
 		}
 		t.Logf("%4d payload DWs: %d words a frame, %d cycles for %d frames (%.1f%% control)", n, Words(n), span, count, 100*float64(span-data)/float64(span))
+	}
+}
+
+// TestLineRatePlans: behind each preset lane plan's gearbox (tx_ready
+// from the plan's pacer) the link layer carries 256-byte writes back to
+// back at the plan's rate: five words each at the plan's word time,
+// within 1% of what the emulator's optical link gives the same writes
+// on the same plan (emu/link.TestOpticalPlans). The difference is the
+// RTL's keepalive control words (one every quarter of LostCycles, 500
+// cycles here: 0.5%), which the emulator's link does not send.
+func TestLineRatePlans(t *testing.T) {
+	for _, plan := range lanes.Presets {
+		p := newPair(t, testConfig, 10, 0, 6)
+		p.offer, p.ready = 1, 1
+		p.pace = &[2]*lanes.Pacer{plan.NewPacer(250), plan.NewPacer(250)}
+		const count = 200
+		for range count {
+			p.a.send = append(p.a.send, beatsOf(fixedTLP(p.r, 64))...)
+		}
+		p.a.phyUp, p.b.phyUp = true, true
+		first, last := -1, -1
+		for p.cycles < 100000 && len(p.b.got) < count {
+			p.step()
+			if p.aLast.valid && !p.aLast.ctl {
+				if first < 0 {
+					first = p.cycles
+				}
+				last = p.cycles
+			}
+		}
+		if len(p.b.got) != count {
+			t.Fatalf("%v: %d of %d arrived", plan, len(p.b.got), count)
+		}
+		gbps := float64(256*8*(count-1)) / (float64(last-first) * 4) // bits per ns
+		want := min(plan.DataGbps(), 128) * 256 / float64(64*Words(64))
+		if gbps > want || gbps < want*0.99 {
+			t.Errorf("%v: 256-byte writes at %.2f Gb/s on the RTL, the plan's %.2f", plan, gbps, want)
+		}
+		t.Logf("%-16v 256-byte writes at %6.2f Gb/s (the plan's words give %.2f)", plan, gbps, want)
 	}
 }
 
