@@ -274,12 +274,14 @@ func (p *pair) step() {
 		p.lieAB(&p.aLast)
 	}
 	fromA := p.ab.pass(r, p.aLast)
-	txA, txB := r.Float64() < p.txReady, r.Float64() < p.txReady
-	if p.pace != nil {
-		txA, txB = p.pace[0].Ready(), p.pace[1].Ready()
+	tx := func(end int) bool {
+		if p.pace != nil {
+			return p.pace[end].Ready()
+		}
+		return r.Float64() < p.txReady
 	}
-	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, txA)
-	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, txB)
+	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, tx(0))
+	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, tx(1))
 	p.cycles++
 	if p.upAt < 0 && p.a.state() == StateUp && p.b.state() == StateUp {
 		p.upAt = p.cycles
