@@ -218,7 +218,7 @@ func (s *Spec) apply(fields []string, values []*yaml.Node) (scenario.Config, err
 }
 
 // seg is one step of a field path: a key, and then an index into its
-// list (by position, or by an item's name).
+// list (by position, by an item's name, or * for every item).
 type seg struct {
 	key   string
 	index string // "" none; a number or a name
@@ -271,6 +271,21 @@ func set(m *yaml.Node, segs []seg, value *yaml.Node) error {
 			return nil
 		}
 		return set(v, segs[1:], value)
+	}
+	if s.index == "*" {
+		// Every item of the list (the O-NICs of a circuit must share a
+		// lane plan, say).
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			return fmt.Errorf("%s[*]: not a list with items", s.key)
+		}
+		for _, item := range v.Content {
+			if last {
+				*item = *value
+			} else if err := set(item, segs[1:], value); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if s.index != "" {
 		if v.Kind != yaml.SequenceNode {
