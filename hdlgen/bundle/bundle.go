@@ -652,6 +652,10 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 	}
 	w("# synthesises, places and routes %s out of context on %s and", what, o.Part)
 	w("# writes utilisation and timing reports next to this script.")
+	if o.PCIe4 {
+		w("# Or, with board_top, board_sources and board_xdc set (below), your board's")
+		w("# top around it, in context, and the bitstreams.")
+	}
 	w("set dir [file dirname [file normalize [info script]]]")
 	w("set part %s", o.Part)
 	if len(parts) > 0 {
@@ -677,10 +681,18 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 			w("# region of your floorplan with room for the largest kernel the slot will")
 			w("# hold (onic fw build measures a kernel against its slot's region).")
 		}
-		w("# With a board's pin constraints in board_xdc (the PCIe reference clock,")
-		w("# the transceivers' locations), the design is built in context and the")
+		w("# With a board (set these before sourcing this script, or here): your")
+		w("# board's top module in board_top, its Verilog in board_sources, its pin,")
+		w("# clock and clock-crossing constraints in board_xdc, and where it holds")
+		w("# %s in card_cell, the design is built in context around your top and the", name)
 		w("# full bitstream and one partial bitstream per slot are written.")
-		w("set board_xdc \"\"")
+		w("foreach {var default} {board_xdc {} board_top {} board_sources {} card_cell onic} {")
+		w("    if {![info exists $var]} { set $var $default }")
+		w("}")
+		w("if {$board_xdc ne \"\" && ($board_top eq \"\" || [llength $board_sources] == 0)} {")
+		w("    error \"build.tcl: board_xdc is set: set board_top to your board's top module and board_sources to its Verilog files (docs/hdl.md, \\\"Building for a board\\\")\"")
+		w("}")
+		w("set cell_prefix [expr {$board_xdc eq \"\" ? \"\" : \"$card_cell/\"}]")
 		for k, p := range parts {
 			if r := p.region; r != (Region{}) {
 				w("set region(%s) {%d %d %d %d}", p.cell, r.LUT, r.FF, r.BRAM, r.DSP)
@@ -741,16 +753,19 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 		w("    read_xdc -mode out_of_context [file join $dir %s.xdc]", name)
 		w("    synth_design -top %s -part $part -mode out_of_context", name)
 		w("} else {")
-		w("    read_xdc [file join $dir %s.xdc]", name)
+		w("    # In context: %s's own constraints are for it out of context (its", name)
+		w("    # ports' delays); the board's constrain the clocks and the crossings.")
+		w("    foreach f $board_sources { read_verilog $f }")
 		w("    read_xdc $board_xdc")
-		w("    synth_design -top %s -part $part", name)
+		w("    synth_design -top $board_top -part $part")
 		w("}")
 		for _, p := range parts {
-			w("set_property HD.RECONFIGURABLE true [get_cells %s]", p.cell)
-			w("read_checkpoint -cell [get_cells %s] [file join $dir %s]", p.cell, p.checkpoint())
+			cell := "${cell_prefix}" + p.cell
+			w("set_property HD.RECONFIGURABLE true [get_cells %s]", cell)
+			w("read_checkpoint -cell [get_cells %s] [file join $dir %s]", cell, p.checkpoint())
 			pb := "pblock_" + strings.ReplaceAll(p.cell, "/", "_")
 			w("create_pblock %s", pb)
-			w("add_cells_to_pblock [get_pblocks %s] [get_cells %s]", pb, p.cell)
+			w("add_cells_to_pblock [get_pblocks %s] [get_cells %s]", pb, cell)
 			if p.region != (Region{}) {
 				w("if {![info exists pblock(%s)]} {", p.cell)
 				w("    lassign [onic_fit $region(%s) $onic_row] pblock(%s) onic_row", p.cell, p.cell)

@@ -2,6 +2,8 @@
 #   vivado -mode batch -source build.tcl
 # synthesises, places and routes the card out of context on xcvu9p-flga2104-2L-e and
 # writes utilisation and timing reports next to this script.
+# Or, with board_top, board_sources and board_xdc set (below), your board's
+# top around it, in context, and the bitstreams.
 set dir [file dirname [file normalize [info script]]]
 set part xcvu9p-flga2104-2L-e
 
@@ -11,10 +13,18 @@ set part xcvu9p-flga2104-2L-e
 # The pblocks are placeholders for xcvu9p-flga2104-2L-e, a clock region apiece: set each to a
 # region of your floorplan with room for the largest kernel the slot will
 # hold (onic fw build measures a kernel against its slot's region).
-# With a board's pin constraints in board_xdc (the PCIe reference clock,
-# the transceivers' locations), the design is built in context and the
+# With a board (set these before sourcing this script, or here): your
+# board's top module in board_top, its Verilog in board_sources, its pin,
+# clock and clock-crossing constraints in board_xdc, and where it holds
+# onic_top in card_cell, the design is built in context around your top and the
 # full bitstream and one partial bitstream per slot are written.
-set board_xdc ""
+foreach {var default} {board_xdc {} board_top {} board_sources {} card_cell onic} {
+    if {![info exists $var]} { set $var $default }
+}
+if {$board_xdc ne "" && ($board_top eq "" || [llength $board_sources] == 0)} {
+    error "build.tcl: board_xdc is set: set board_top to your board's top module and board_sources to its Verilog files (docs/hdl.md, \"Building for a board\")"
+}
+set cell_prefix [expr {$board_xdc eq "" ? "" : "$card_cell/"}]
 set pblock(card/slot0/kernel) CLOCKREGION_X0Y1:CLOCKREGION_X1Y1
 set pblock(card/slot1/kernel) CLOCKREGION_X0Y3:CLOCKREGION_X1Y3
 set pblock(card/slot2/kernel) CLOCKREGION_X0Y5:CLOCKREGION_X1Y5
@@ -167,35 +177,37 @@ if {$board_xdc eq ""} {
     read_xdc -mode out_of_context [file join $dir onic_top.xdc]
     synth_design -top onic_top -part $part -mode out_of_context
 } else {
-    read_xdc [file join $dir onic_top.xdc]
+    # In context: onic_top's own constraints are for it out of context (its
+    # ports' delays); the board's constrain the clocks and the crossings.
+    foreach f $board_sources { read_verilog $f }
     read_xdc $board_xdc
-    synth_design -top onic_top -part $part
+    synth_design -top $board_top -part $part
 }
-set_property HD.RECONFIGURABLE true [get_cells card/slot0/kernel]
-read_checkpoint -cell [get_cells card/slot0/kernel] [file join $dir onic_slot0_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot0/kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot0/kernel] [file join $dir onic_slot0_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot0_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot0_kernel] [get_cells card/slot0/kernel]
+add_cells_to_pblock [get_pblocks pblock_card_slot0_kernel] [get_cells ${cell_prefix}card/slot0/kernel]
 resize_pblock [get_pblocks pblock_card_slot0_kernel] -add $pblock(card/slot0/kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot0_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot0_kernel]
-set_property HD.RECONFIGURABLE true [get_cells card/slot1/kernel]
-read_checkpoint -cell [get_cells card/slot1/kernel] [file join $dir onic_slot1_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot1/kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot1/kernel] [file join $dir onic_slot1_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot1_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot1_kernel] [get_cells card/slot1/kernel]
+add_cells_to_pblock [get_pblocks pblock_card_slot1_kernel] [get_cells ${cell_prefix}card/slot1/kernel]
 resize_pblock [get_pblocks pblock_card_slot1_kernel] -add $pblock(card/slot1/kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot1_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot1_kernel]
-set_property HD.RECONFIGURABLE true [get_cells card/slot2/kernel]
-read_checkpoint -cell [get_cells card/slot2/kernel] [file join $dir onic_slot2_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot2/kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot2/kernel] [file join $dir onic_slot2_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot2_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot2_kernel] [get_cells card/slot2/kernel]
+add_cells_to_pblock [get_pblocks pblock_card_slot2_kernel] [get_cells ${cell_prefix}card/slot2/kernel]
 resize_pblock [get_pblocks pblock_card_slot2_kernel] -add $pblock(card/slot2/kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot2_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot2_kernel]
-set_property HD.RECONFIGURABLE true [get_cells card/slot3/kernel]
-read_checkpoint -cell [get_cells card/slot3/kernel] [file join $dir onic_slot3_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot3/kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot3/kernel] [file join $dir onic_slot3_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot3_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot3_kernel] [get_cells card/slot3/kernel]
+add_cells_to_pblock [get_pblocks pblock_card_slot3_kernel] [get_cells ${cell_prefix}card/slot3/kernel]
 resize_pblock [get_pblocks pblock_card_slot3_kernel] -add $pblock(card/slot3/kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot3_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot3_kernel]
