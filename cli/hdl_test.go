@@ -406,6 +406,46 @@ func TestHDLGenLinkTimeouts(t *testing.T) {
 	}
 }
 
+// TestHDLGenLanePlan: the optical ports' lane plan comes from the
+// O-NIC's lane_plan, or --lane-plan over it, and configures build.tcl's
+// transceiver IP (lanes and line rate) and the README; a plan outside
+// the GTY's range or without its unit is refused in one line.
+func TestHDLGenLanePlan(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args     []string
+		channels string
+		rate     string
+	}{
+		{nil, "X0Y0 X0Y1 X0Y2 X0Y3 X0Y4 X0Y5 X0Y6 X0Y7 X0Y8 X0Y9 X0Y10 X0Y11 X0Y12 X0Y13 X0Y14 X0Y15", "{8.25}"},
+		{[]string{"--lane-plan", "4x28Gbps"}, "X0Y0 X0Y1 X0Y2 X0Y3", "{28}"},
+	} {
+		dir := t.TempDir()
+		if code, _, errs := onic(t, "", append([]string{"hdl", "gen", "--out", dir}, c.args...)...); code != 0 {
+			t.Fatalf("%v: exit %d %s", c.args, code, errs)
+		}
+		tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"set gt_channels(port_a) {" + c.channels + "}", "CONFIG.TX_LINE_RATE " + c.rate, "CONFIG.RX_LINE_RATE " + c.rate} {
+			if !strings.Contains(string(tcl), want) {
+				t.Errorf("%v: build.tcl has no %q", c.args, want)
+			}
+		}
+	}
+	for _, c := range []struct{ plan, want string }{
+		{"4x25.78125", "needs its unit"},
+		{"4x40Gbps", "must be 0.5 to 32.75Gbps"},
+		{"3x10Gbps", "lanes 3 must be"},
+	} {
+		code, _, errs := onic(t, "", "hdl", "gen", "--out", t.TempDir(), "--lane-plan", c.plan)
+		if code != 1 || !strings.Contains(errs, "--lane-plan: ") || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("--lane-plan %s: exit %d %q, want %q on one line", c.plan, code, errs, c.want)
+		}
+	}
+}
+
 // TestHDLCheckPart: --part synthesises for the part's family (UltraScale+
 // cells for an UltraScale+ part), refuses a part whose family onic does
 // not know or --uram for a family without UltraRAM, and without it a

@@ -742,11 +742,7 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 	}
 	if o.PCIe4 {
 		pcie4IP(w, o.Function, standIns)
-		plan := o.Lanes
-		if plan == (lanes.Plan{}) {
-			plan = lanes.Default
-		}
-		gtIP(w, plan)
+		gtIP(w, o.lanePlan())
 	}
 	if len(parts) > 0 {
 		w("if {$board_xdc eq \"\"} {")
@@ -1032,7 +1028,16 @@ func markdown(d *manager.Design, counters []string) []byte {
 // clocks, registers and files, and how to build it.
 //
 // Long: it writes one file top to bottom, in the order the file reads.
+// lanePlan is the optical ports' lane plan: Lanes, or FLEET's.
+func (o Options) lanePlan() lanes.Plan {
+	if o.Lanes == (lanes.Plan{}) {
+		return lanes.Default
+	}
+	return o.Lanes
+}
+
 func readme(d *manager.Design, o Options, sources []string, parts []partition, counters []string) []byte {
+	plan := o.lanePlan()
 	name := d.Module.Name()
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
@@ -1058,6 +1063,8 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition, c
 		w("| Clocks | `user_clk` (%g MHz, the block's user clock) with `user_reset` (active high, synchronous to it); per optical port `port_<x>_tx_clk` and `port_<x>_rx_clk`, the transceiver wrapper's word clocks, crossed to `user_clk` inside |", d.ClockMHz)
 		w("| PCIe | `m_axis_cq_*`, `s_axis_cc_*`, `s_axis_rq_*`, `m_axis_rc_*`, `pcie_cq_np_req`, `pcie_tfc_nph_av`, `pcie_tfc_npd_av`, `cfg_bus_number`, `cfg_function_status`, `cfg_max_payload`, `cfg_ext_*`: join them to the block's ports of the same names |")
 		w("| Optical ports | `port_a_*`, `port_b_*`: 512-bit words each way (`tx_data`, `tx_ctl`, `tx_valid`, `tx_ready`; `rx_data`, `rx_ctl`, `rx_valid`), `phy_up` from the wrapper, `state` (0 down, 1 training, 2 up) |")
+		w("| Lane plan | %v: %d lanes a port at %g Gb/s (64b/66b), %.4g Gb/s of words, a word every %.4g ns (`build.tcl`'s transceiver IP; docs/hdl.md, \"Lane plans\") |",
+			plan, plan.Lanes, plan.LaneGbps(), plan.DataGbps(), plan.WordPS()/1000)
 		w("| Status | every counter as an output too (for an ILA) and in the register BAR from 0x%04X (below) |", manager.RegBARCounters)
 		w("| Manager | %d-bit data path, latency %d cycles, II %d; %d direct windows, %d LUT entries |", d.DataWidth, d.Depth, d.II, len(d.Windows), len(d.LUT.Entries))
 		w("")
@@ -1069,7 +1076,9 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition, c
 		w("2. Set the transceiver clock periods in `onic_top.xdc` (the lane clocks) and your")
 		w("   board's pins in an XDC of your own.")
 		w("3. `vivado -mode batch -source build.tcl` synthesises, places and routes `onic_top`")
-		w("   out of context and writes `utilization.rpt`, `timing.rpt` and the checkpoint.")
+		w("   out of context and writes `utilization.rpt`, `timing.rpt` and the checkpoint;")
+		w("   with `board_xdc`, `board_top` and `board_sources` set (see its top), it builds")
+		w("   your board's top around `onic_top` instead and writes the bitstreams.")
 		w("")
 	} else {
 		w("# %s", name)
