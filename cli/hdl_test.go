@@ -216,7 +216,7 @@ func TestHDLGenCard(t *testing.T) {
 		// two-input sum-int32 in slot 0 of onicC, the other slots empty.
 		for k := range 4 {
 			cell := fmt.Sprintf("card/slot%d/kernel", k)
-			if !strings.Contains(string(tcl), "set_property HD.RECONFIGURABLE true [get_cells "+cell+"]") {
+			if !strings.Contains(string(tcl), "set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}"+cell+"]") {
 				t.Fatalf("%s: build.tcl makes no reconfigurable partition of %s", c.name, cell)
 			}
 			stub := fmt.Sprintf("dfx/onic_slot%d_kernel_stub.v", k)

@@ -45,28 +45,60 @@ func Output(m *ir.Module, name string, s Stream) {
 // output combinationally, and it still moves one word per cycle. When the
 // consumer stalls, the word in flight waits in a second (skid) register.
 func Skid(m *ir.Module, name string, in Stream) Stream {
-	w := in.Data.Width()
+	f := SkidFields(m, name, in.Valid, in.Ready, []Field{{"data", in.Data}})
+	return Stream{Data: f.Fields[0], Valid: f.Valid, Ready: f.Ready}
+}
+
+// Field is one named part of a stream's word.
+type Field struct {
+	Name  string
+	Value ir.Value
+}
+
+// Fields is a stream whose word is named fields: Valid and the fields'
+// values from the producer, Ready a wire the consumer drives.
+type Fields struct {
+	Valid, Ready ir.Value
+	Fields       []ir.Value
+}
+
+// SkidFields is Skid for a word of named fields (valid and ready as a
+// Stream's): each field keeps registers of its own, name_<field> and
+// name_skid_<field>, rather than one packed word, so the Verilog and a
+// waveform show each field under its name. The fields come out in the
+// order given.
+func SkidFields(m *ir.Module, name string, valid, ready ir.Value, fields []Field) Fields {
 	outValid := m.Reg(name+"_valid", 1, 0)
-	outData := m.RegNoReset(name+"_data", w) // data: its valid bit has the reset
+	outData := make([]ir.Value, len(fields))
+	for i, f := range fields {
+		outData[i] = m.RegNoReset(name+"_"+f.Name, f.Value.Width()) // data: its valid bit has the reset
+	}
 	skidValid := m.Reg(name+"_skid_valid", 1, 0)
-	skidData := m.RegNoReset(name+"_skid_data", w)
-	out := Stream{Data: outData, Valid: outValid, Ready: m.Wire(name+"_out_ready", 1)}
+	skidData := make([]ir.Value, len(fields))
+	for i, f := range fields {
+		skidData[i] = m.RegNoReset(name+"_skid_"+f.Name, f.Value.Width())
+	}
+	out := Fields{Valid: outValid, Ready: m.Wire(name+"_out_ready", 1), Fields: outData}
 
 	// The input is ready while the skid register is empty: a register,
 	// so ready does not depend on the consumer within a cycle.
 	skidEmpty := m.Named(name+"_skid_empty", m.Not(skidValid))
-	m.Assign(in.Ready, skidEmpty)
-	// The output register may load when it is empty or being taken.
+	m.Assign(ready, skidEmpty)
+	// The output registers may load when they are empty or being taken.
 	load := m.Named(name+"_load", m.Or(out.Ready, m.Not(outValid)))
-	pending := m.Named(name+"_pending", m.Or(skidValid, in.Valid)) // a word waits or arrives
+	pending := m.Named(name+"_pending", m.Or(skidValid, valid)) // a word waits or arrives
 	m.SetNext(outValid, m.Mux(load, pending, outValid))
-	m.SetNext(outData, m.Mux(skidValid, skidData, in.Data))
-	m.SetEnable(outData, load)
+	for i, f := range fields {
+		m.SetNext(outData[i], m.Mux(skidValid, skidData[i], f.Value))
+		m.SetEnable(outData[i], load)
+	}
 	// A word accepted while the output is stalled goes to the skid
-	// register; the skid register empties whenever the output loads.
+	// registers; they empty whenever the output loads.
 	m.SetNext(skidValid, m.Mux(load, m.Const(1, 0), pending))
-	m.SetNext(skidData, in.Data)
-	m.SetEnable(skidData, m.And(m.Not(load), m.And(in.Valid, skidEmpty)))
+	for i, f := range fields {
+		m.SetNext(skidData[i], f.Value)
+		m.SetEnable(skidData[i], m.And(m.Not(load), m.And(valid, skidEmpty)))
+	}
 	return out
 }
 

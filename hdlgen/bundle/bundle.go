@@ -1024,10 +1024,6 @@ func markdown(d *manager.Design, counters []string) []byte {
 	return []byte(b.String())
 }
 
-// readme is the bundle's README.md: what the design is, its ports,
-// clocks, registers and files, and how to build it.
-//
-// Long: it writes one file top to bottom, in the order the file reads.
 // lanePlan is the optical ports' lane plan: Lanes, or FLEET's.
 func (o Options) lanePlan() lanes.Plan {
 	if o.Lanes == (lanes.Plan{}) {
@@ -1036,6 +1032,10 @@ func (o Options) lanePlan() lanes.Plan {
 	return o.Lanes
 }
 
+// readme is the bundle's README.md: what the design is, its ports,
+// clocks, registers and files, and how to build it.
+//
+// Long: it writes one file top to bottom, in the order the file reads.
 func readme(d *manager.Design, o Options, sources []string, parts []partition, counters []string) []byte {
 	plan := o.lanePlan()
 	name := d.Module.Name()

@@ -98,9 +98,35 @@ func merge(m *ir.Module, name string, a tlps, more ...tlps) tlps {
 	return unpack(m, out, a)
 }
 
-// slice is s through a register slice (axis.Skid).
+// fields are s's parts as named fields, and more after them.
+func (s tlps) fields(more ...axis.Field) []axis.Field {
+	f := []axis.Field{{Name: "hdr", Value: s.hdr}}
+	if s.side != (ir.Value{}) {
+		f = append(f, axis.Field{Name: "side", Value: s.side})
+	}
+	f = append(f, axis.Field{Name: "data", Value: s.data}, axis.Field{Name: "keep", Value: s.keep},
+		axis.Field{Name: "sop", Value: s.sop}, axis.Field{Name: "eop", Value: s.eop})
+	return append(f, more...)
+}
+
+// sliceFields is s, with more fields after its own, through a register
+// slice (axis.SkidFields) that keeps each field in registers of its own;
+// it returns the slice's stream and the extra fields' registered values.
+func sliceFields(m *ir.Module, name string, s tlps, more ...axis.Field) (tlps, []ir.Value) {
+	f := axis.SkidFields(m, name, s.valid, s.ready, s.fields(more...))
+	out := tlps{hdr: f.Fields[0], valid: f.Valid, ready: f.Ready}
+	v := f.Fields[1:]
+	if s.side != (ir.Value{}) {
+		out.side, v = v[0], v[1:]
+	}
+	out.data, out.keep, out.sop, out.eop = v[0], v[1], v[2], v[3]
+	return out, v[4:]
+}
+
+// slice is s through a register slice that keeps its fields apart.
 func slice(m *ir.Module, name string, s tlps) tlps {
-	return unpack(m, axis.Skid(m, name, s.pack(m)), s)
+	out, _ := sliceFields(m, name, s)
+	return out
 }
 
 // fromOutputs is the stream a module instance sends on prefix+field.
@@ -193,12 +219,8 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
 	perBeat := bits.Len(uint(in.keep.Width() - 1)) // log2 of the DWs in a beat
 	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), perBeat), ab+1), m.Const(ab+1, 1))
-	sl := in.pack(m)
-	sl.Data = m.Concat(m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1)), sl.Data)
-	sk := axis.Skid(m, port+"_hold_slice", sl)
-	need := m.Named(port+"_hold_need", m.Slice(sk.Data, sk.Data.Width()-(ab+1), ab+1))
-	sk.Data = m.Slice(sk.Data, 0, sk.Data.Width()-(ab+1))
-	in = unpack(m, sk, in)
+	in, extra := sliceFields(m, port+"_hold_slice", in, axis.Field{Name: "need", Value: m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1))})
+	need := extra[0]
 
 	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
 	queued := m.Reg(port+"_hold_tlps", cb, 0)

@@ -1,7 +1,6 @@
 package pcie4
 
 import (
-	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
@@ -64,8 +63,5 @@ func CC(m *ir.Module) {
 	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
 	// Registered toward the block: its interface is a hard block's
 	// input, and the descriptor is built from the header in this cycle.
-	out = axis.Skid(m, "cc_out", out)
-	realign.Unpack(m, out, "s_axis_cc_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: CCUserBits}})
-	m.Output("s_axis_cc_tvalid", out.Valid)
-	m.Assign(out.Ready, m.Input("s_axis_cc_tready", 1))
+	realign.SkidOut(m, "cc_out", out, "s_axis_cc_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: CCUserBits}})
 }

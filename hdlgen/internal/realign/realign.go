@@ -11,6 +11,7 @@ package realign
 import (
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
+	"strings"
 )
 
 // KeepBits is the number of DWs in a beat.
@@ -136,6 +137,27 @@ func Unpack(m *ir.Module, s axis.Stream, prefix string, fields []Field) {
 		at -= f.Width
 		m.Output(prefix+f.Name, m.Slice(v, at, f.Width))
 	}
+}
+
+// SkidOut puts s through a register slice toward outputs prefix+name:
+// the fields of its packed data (most significant first) each keep
+// registers of their own (axis.SkidFields, named name_<field>), and the
+// slice's valid leaves as prefix+"tvalid", its ready coming from the
+// input prefix+"tready".
+func SkidOut(m *ir.Module, name string, s axis.Stream, prefix string, fields []Field) {
+	ir.Helper()
+	at := s.Data.Width()
+	in := make([]axis.Field, len(fields))
+	for i, f := range fields {
+		at -= f.Width
+		in[i] = axis.Field{Name: strings.TrimPrefix(f.Name, "t"), Value: m.Slice(s.Data, at, f.Width)}
+	}
+	out := axis.SkidFields(m, name, s.Valid, s.Ready, in)
+	for i, f := range fields {
+		m.Output(prefix+f.Name, out.Fields[i])
+	}
+	m.Output(prefix+"tvalid", out.Valid)
+	m.Assign(out.Ready, m.Input(prefix+"tready", 1))
 }
 
 // Field is one output of a packed stream.

@@ -476,15 +476,15 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	oValid := m.Named("out_valid", m.Any(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid), m.And(isIRQ, irqValid)))
 	oEop := m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1))
 	three := func(d, c, i ir.Value) ir.Value { return m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}) }
-	word := m.Concat(oEop, m.Mux(isData, first, m.Const(1, 1)), three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1)),
-		three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512)), three(dataHdr, recordHdr, msgHdr))
-	outS := axis.Skid(m, "out_slice", axis.Stream{Data: word, Valid: oValid, Ready: outReady})
+	outS := axis.SkidFields(m, "out_slice", oValid, outReady, []axis.Field{
+		{Name: "hdr", Value: three(dataHdr, recordHdr, msgHdr)},
+		{Name: "data", Value: three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512))},
+		{Name: "keep", Value: three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1))},
+		{Name: "sop", Value: m.Mux(isData, first, m.Const(1, 1))}, {Name: "eop", Value: oEop}})
 	m.Assign(outS.Ready, m.Input("m_tlp_ready", 1))
-	m.Output("m_tlp_hdr", m.Slice(outS.Data, 0, 128))
-	m.Output("m_tlp_data", m.Slice(outS.Data, 128, 512))
-	m.Output("m_tlp_keep", m.Slice(outS.Data, 640, 16))
-	m.Output("m_tlp_sop", m.Slice(outS.Data, 656, 1))
-	m.Output("m_tlp_eop", m.Slice(outS.Data, 657, 1))
+	for i, port := range []string{"m_tlp_hdr", "m_tlp_data", "m_tlp_keep", "m_tlp_sop", "m_tlp_eop"} {
+		m.Output(port, outS.Fields[i])
+	}
 	m.Output("m_tlp_valid", outS.Valid)
 	moved := m.And(oValid, outReady)
 	end := m.And(moved, oEop)
@@ -532,12 +532,14 @@ func (g *intakes) stream(name string, in axis.Stream) *stream {
 	f := tlphdr.Decode(m, name+"_pre", m.Slice(in.Data, 0, 128))
 	bytes := m.Concat(tlphdr.DWs(m, f.Length), m.Const(2, 0))        // 13 bits
 	beats := m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 63)), 6), 0, 7) // at most 64
-	in.Data = m.Concat(beats, bytes, in.Data)
-	sk := axis.Skid(m, name+"_slice", in)
+	sk := axis.SkidFields(m, name+"_slice", in.Valid, in.Ready, []axis.Field{
+		{Name: "hdr", Value: m.Slice(in.Data, 0, 128)}, {Name: "data", Value: m.Slice(in.Data, 128, 512)},
+		{Name: "keep", Value: m.Slice(in.Data, 640, 16)}, {Name: "sop", Value: m.Slice(in.Data, 656, 1)},
+		{Name: "ingress", Value: m.Slice(in.Data, 657, 2)}, {Name: "eop", Value: m.Slice(in.Data, 659, 1)},
+		{Name: "bytes", Value: bytes}, {Name: "beats", Value: beats}})
 	st := &stream{name: name, ready: sk.Ready, valid: sk.Valid}
-	st.hdr, st.data, st.keep = m.Slice(sk.Data, 0, 128), m.Slice(sk.Data, 128, 512), m.Slice(sk.Data, 640, 16)
-	st.sop, st.ingress, st.eop = m.Slice(sk.Data, 656, 1), m.Slice(sk.Data, 657, 2), m.Slice(sk.Data, 659, 1)
-	st.bytes, st.beats = m.Named(name+"_bytes", m.Slice(sk.Data, 660, 13)), m.Named(name+"_beats", m.Slice(sk.Data, 673, 7))
+	v := sk.Fields
+	st.hdr, st.data, st.keep, st.sop, st.ingress, st.eop, st.bytes, st.beats = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 	return st
 }
 

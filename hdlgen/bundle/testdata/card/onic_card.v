@@ -133,255 +133,295 @@ module onic_card (
     output wire [31:0] port_b_naks,
     output wire [31:0] port_b_malformed
 );
-    reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
-    reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
-    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:320
-    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:512
-    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:320
-    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
+    reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:116
+    reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:116
+    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:352
+    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:534
+    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:352
+    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
     reg  no_slot_axil_rvalid = 1'h0; // hdlgen/axil/bus.go:66
-    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:320
-    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [659:0] to_host_slice_data = 660'h0; // hdlgen/axis/axis.go:50
-    reg  to_host_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [659:0] to_host_slice_skid_data = 660'h0; // hdlgen/axis/axis.go:52
-    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:320
-    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [659:0] rq_slice_data = 660'h0; // hdlgen/axis/axis.go:50
-    reg  rq_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [659:0] rq_slice_skid_data = 660'h0; // hdlgen/axis/axis.go:52
-    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:320
-    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:320
-    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [668:0] port_a_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
-    reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [668:0] port_a_hold_slice_skid_data = 669'h0; // hdlgen/axis/axis.go:52
-    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:203
-    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:204
-    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:206
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:206
-    reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:82
-    reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:83
-    reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
-    reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
-    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
-    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:105
-    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:225
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:721
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:721
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:721
-    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:320
-    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [668:0] port_b_hold_slice_data = 669'h0; // hdlgen/axis/axis.go:50
-    reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [668:0] port_b_hold_slice_skid_data = 669'h0; // hdlgen/axis/axis.go:52
-    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:203
-    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:204
-    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:206
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:206
-    reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:82
-    reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:83
-    reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:85
-    reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:86
-    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
-    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:105
-    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:225
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:721
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:721
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:721
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:721
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:352
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:372
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:378
-    wire cq_merge_ready; // hdlgen/internal/card/build.go:109
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:389
-    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:119
-    wire req_tags_sop; // hdlgen/internal/card/build.go:120
-    wire req_tags_eop; // hdlgen/internal/card/build.go:120
-    wire req_tags_valid; // hdlgen/internal/card/build.go:120
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:393
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:395
-    wire host_in_last_is0; // hdlgen/axis/axis.go:162
-    wire host_in_last_is1; // hdlgen/axis/axis.go:162
-    wire host_in_in0_idle; // hdlgen/axis/axis.go:135
-    wire host_in_in1_idle; // hdlgen/axis/axis.go:135
-    wire host_in_rr0; // hdlgen/axis/axis.go:150
-    wire host_in_rr1; // hdlgen/axis/axis.go:150
-    wire host_in_grant0; // hdlgen/axis/axis.go:326
-    wire host_in_grant1; // hdlgen/axis/axis.go:326
-    wire host_in_valid; // hdlgen/axis/axis.go:172
-    wire [660:0] host_in_data; // hdlgen/axis/axis.go:174
-    wire host_in_out_ready; // hdlgen/axis/axis.go:329
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:423
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:423
-    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:119
-    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:120
-    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:120
-    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:120
-    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:119
-    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:120
-    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:120
-    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:120
-    wire bus_master; // hdlgen/internal/card/build.go:446
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:462
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:462
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:462
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:462
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:462
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:462
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:462
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:462
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:462
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:462
-    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:425
-    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:119
-    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:120
-    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:120
-    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:120
-    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:119
-    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:120
-    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:120
-    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:480
-    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:425
-    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:119
-    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:120
-    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:120
-    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:120
-    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:119
-    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:119
-    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:119
-    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:120
-    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:120
-    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:480
-    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:493
-    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:493
-    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:491
-    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:491
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:514
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:514
-    wire host_register_write; // hdlgen/internal/card/build.go:523
-    wire register_fence_up; // hdlgen/internal/card/build.go:527
-    wire port_a_stalled; // hdlgen/internal/card/build.go:533
-    wire port_b_stalled; // hdlgen/internal/card/build.go:533
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:535
-    wire _port_down_not; // hdlgen/internal/card/build.go:535
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:535
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:538
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:538
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:538
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:538
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:538
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:545
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:545
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:545
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:545
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:545
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:545
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:545
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:545
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:545
-    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:162
-    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:162
-    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:162
-    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:135
-    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:135
-    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:135
-    wire m_local_merge_rr0; // hdlgen/axis/axis.go:150
-    wire m_local_merge_rr1; // hdlgen/axis/axis.go:150
-    wire m_local_merge_rr2; // hdlgen/axis/axis.go:150
-    wire m_local_merge_grant0; // hdlgen/axis/axis.go:326
-    wire m_local_merge_grant1; // hdlgen/axis/axis.go:326
-    wire m_local_merge_grant2; // hdlgen/axis/axis.go:326
-    wire m_local_merge_valid; // hdlgen/axis/axis.go:172
-    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:174
-    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:575
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:579
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:588
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:588
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:588
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:588
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:588
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:588
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:588
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:588
-    wire local_busy; // hdlgen/internal/card/build.go:601
-    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:120
-    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:121
-    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:120
-    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:121
-    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:120
-    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:121
-    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:120
-    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:121
-    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:122
-    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:121
-    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:122
-    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:121
-    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:120
-    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:121
-    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:122
+    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:352
+    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] to_host_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [1:0] to_host_slice_side = 2'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] to_host_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] to_host_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  to_host_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  to_host_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  to_host_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] to_host_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [1:0] to_host_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] to_host_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] to_host_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  to_host_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  to_host_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:352
+    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] rq_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [1:0] rq_slice_side = 2'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] rq_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] rq_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  rq_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  rq_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  rq_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] rq_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [1:0] rq_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] rq_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] rq_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  rq_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  rq_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:352
+    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:352
+    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] port_a_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] port_a_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] port_a_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  port_a_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  port_a_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  [10:0] port_a_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:74
+    reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] port_a_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] port_a_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] port_a_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:79
+    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
+    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
+    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
+    reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:114
+    reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:115
+    reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:117
+    reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:118
+    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:131
+    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:137
+    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
+    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:352
+    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] port_b_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] port_b_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] port_b_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  port_b_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  port_b_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  [10:0] port_b_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:74
+    reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] port_b_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] port_b_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] port_b_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:79
+    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
+    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
+    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
+    reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:114
+    reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:115
+    reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:117
+    reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:118
+    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:131
+    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:137
+    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:374
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:394
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:400
+    wire cq_merge_ready; // hdlgen/internal/card/build.go:135
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:411
+    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:145
+    wire req_tags_sop; // hdlgen/internal/card/build.go:146
+    wire req_tags_eop; // hdlgen/internal/card/build.go:146
+    wire req_tags_valid; // hdlgen/internal/card/build.go:146
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:415
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:417
+    wire host_in_last_is0; // hdlgen/axis/axis.go:194
+    wire host_in_last_is1; // hdlgen/axis/axis.go:194
+    wire host_in_in0_idle; // hdlgen/axis/axis.go:167
+    wire host_in_in1_idle; // hdlgen/axis/axis.go:167
+    wire host_in_rr0; // hdlgen/axis/axis.go:182
+    wire host_in_rr1; // hdlgen/axis/axis.go:182
+    wire host_in_grant0; // hdlgen/axis/axis.go:358
+    wire host_in_grant1; // hdlgen/axis/axis.go:358
+    wire host_in_valid; // hdlgen/axis/axis.go:204
+    wire [660:0] host_in_data; // hdlgen/axis/axis.go:206
+    wire host_in_out_ready; // hdlgen/axis/axis.go:361
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:445
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:445
+    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:145
+    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:146
+    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:146
+    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:146
+    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:145
+    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:146
+    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:146
+    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:146
+    wire bus_master; // hdlgen/internal/card/build.go:468
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:484
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:484
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:484
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:484
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:484
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:484
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:484
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:484
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:484
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:484
+    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:447
+    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:145
+    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:146
+    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:146
+    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:146
+    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:145
+    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:146
+    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:146
+    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:146
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:502
+    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:447
+    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:145
+    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:146
+    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:146
+    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:146
+    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:145
+    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:145
+    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:145
+    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:146
+    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:146
+    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:146
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:502
+    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:515
+    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:515
+    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:513
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:536
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:536
+    wire host_register_write; // hdlgen/internal/card/build.go:545
+    wire register_fence_up; // hdlgen/internal/card/build.go:549
+    wire port_a_stalled; // hdlgen/internal/card/build.go:555
+    wire port_b_stalled; // hdlgen/internal/card/build.go:555
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:557
+    wire _port_down_not; // hdlgen/internal/card/build.go:557
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:557
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:560
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:560
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:560
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:560
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:560
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:567
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:567
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:567
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:567
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:567
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:567
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:567
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:567
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:567
+    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:194
+    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:194
+    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:194
+    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:167
+    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:167
+    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:167
+    wire m_local_merge_rr0; // hdlgen/axis/axis.go:182
+    wire m_local_merge_rr1; // hdlgen/axis/axis.go:182
+    wire m_local_merge_rr2; // hdlgen/axis/axis.go:182
+    wire m_local_merge_grant0; // hdlgen/axis/axis.go:358
+    wire m_local_merge_grant1; // hdlgen/axis/axis.go:358
+    wire m_local_merge_grant2; // hdlgen/axis/axis.go:358
+    wire m_local_merge_valid; // hdlgen/axis/axis.go:204
+    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:206
+    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:597
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:601
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:610
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:610
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:610
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:610
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:610
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:610
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:610
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:610
+    wire local_busy; // hdlgen/internal/card/build.go:623
+    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:152
+    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:153
+    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:152
+    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:153
+    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:152
+    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:153
+    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:152
+    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:153
+    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:154
+    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:153
+    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:154
+    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:153
+    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:152
+    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:153
+    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:154
     wire _slot0_ltu_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_ltu; // hdlgen/internal/card/slots.go:99
@@ -389,23 +429,23 @@ module onic_card (
     wire [12:0] _slot0_concat_2; // hdlgen/internal/card/slots.go:104
     wire [12:0] _slot0_concat; // hdlgen/internal/card/slots.go:104
     wire slot0_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:109
+    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:135
     wire _slot1_ltu_2; // hdlgen/internal/card/slots.go:99
     wire _slot1_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot1_ltu; // hdlgen/internal/card/slots.go:99
     wire _slot1_and; // hdlgen/internal/card/slots.go:99
     wire slot1_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:109
+    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:135
     wire _slot2_ltu_2; // hdlgen/internal/card/slots.go:99
     wire _slot2_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot2_ltu; // hdlgen/internal/card/slots.go:99
     wire _slot2_and; // hdlgen/internal/card/slots.go:99
     wire slot2_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:109
+    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:135
     wire _slot3_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot3_and; // hdlgen/internal/card/slots.go:99
     wire slot3_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:109
+    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:135
     wire _no_slot_axil_bvalid_not; // hdlgen/internal/card/slots.go:132
     wire _no_slot_axil_rvalid_not_2; // hdlgen/internal/card/slots.go:133
     wire _no_slot_axil_bvalid_and; // hdlgen/axil/bus.go:67
@@ -419,447 +459,447 @@ module onic_card (
     wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:82
     wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:82
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
-    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:162
-    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:162
-    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:135
-    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:135
-    wire to_host_merge_rr0; // hdlgen/axis/axis.go:150
-    wire to_host_merge_rr1; // hdlgen/axis/axis.go:150
-    wire to_host_merge_grant0; // hdlgen/axis/axis.go:326
-    wire to_host_merge_grant1; // hdlgen/axis/axis.go:326
-    wire to_host_merge_valid; // hdlgen/axis/axis.go:172
-    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:174
-    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire [659:0] _to_host_slice_skid_data_concat; // hdlgen/internal/card/build.go:74
-    wire to_host_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire to_host_slice_load; // hdlgen/axis/axis.go:60
-    wire to_host_slice_pending; // hdlgen/axis/axis.go:61
+    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:194
+    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:194
+    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:167
+    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:167
+    wire to_host_merge_rr0; // hdlgen/axis/axis.go:182
+    wire to_host_merge_rr1; // hdlgen/axis/axis.go:182
+    wire to_host_merge_grant0; // hdlgen/axis/axis.go:358
+    wire to_host_merge_grant1; // hdlgen/axis/axis.go:358
+    wire to_host_merge_valid; // hdlgen/axis/axis.go:204
+    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:206
+    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire to_host_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire to_host_slice_load; // hdlgen/axis/axis.go:88
+    wire to_host_slice_pending; // hdlgen/axis/axis.go:89
+    wire _to_host_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
     wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire to_host_to0; // hdlgen/axis/axis.go:120
-    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:121
-    wire to_host_ready0; // hdlgen/axis/axis.go:121
-    wire to_host_to1; // hdlgen/axis/axis.go:120
-    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:121
-    wire to_host_ready1; // hdlgen/axis/axis.go:121
-    wire rq_merge_last_is0; // hdlgen/axis/axis.go:162
-    wire rq_merge_last_is1; // hdlgen/axis/axis.go:162
-    wire rq_merge_last_is2; // hdlgen/axis/axis.go:162
-    wire rq_merge_last_is3; // hdlgen/axis/axis.go:162
-    wire rq_merge_last_is4; // hdlgen/axis/axis.go:162
-    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:135
-    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:135
-    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:135
-    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:135
-    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:135
-    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:150
-    wire rq_merge_rr0; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:150
-    wire rq_merge_rr1; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:150
-    wire rq_merge_rr2; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:150
-    wire rq_merge_rr3; // hdlgen/axis/axis.go:150
-    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:150
-    wire rq_merge_rr4; // hdlgen/axis/axis.go:150
-    wire rq_merge_grant0; // hdlgen/axis/axis.go:326
-    wire rq_merge_grant1; // hdlgen/axis/axis.go:326
-    wire rq_merge_grant2; // hdlgen/axis/axis.go:326
-    wire rq_merge_grant3; // hdlgen/axis/axis.go:326
-    wire rq_merge_grant4; // hdlgen/axis/axis.go:326
-    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:174
-    wire rq_merge_valid; // hdlgen/axis/axis.go:172
-    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:174
-    wire rq_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire [659:0] _rq_slice_skid_data_concat; // hdlgen/internal/card/build.go:74
-    wire rq_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire rq_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire rq_slice_load; // hdlgen/axis/axis.go:60
-    wire rq_slice_pending; // hdlgen/axis/axis.go:61
-    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire cc_merge_last_is0; // hdlgen/axis/axis.go:162
-    wire cc_merge_last_is1; // hdlgen/axis/axis.go:162
-    wire cc_merge_last_is2; // hdlgen/axis/axis.go:162
-    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:135
-    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:135
-    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:135
-    wire cc_merge_rr0; // hdlgen/axis/axis.go:150
-    wire cc_merge_rr1; // hdlgen/axis/axis.go:150
-    wire cc_merge_rr2; // hdlgen/axis/axis.go:150
-    wire cc_merge_grant0; // hdlgen/axis/axis.go:326
-    wire cc_merge_grant1; // hdlgen/axis/axis.go:326
-    wire cc_merge_grant2; // hdlgen/axis/axis.go:326
-    wire cc_merge_valid; // hdlgen/axis/axis.go:172
-    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:174
-    wire cc_merge_out_ready; // hdlgen/axis/axis.go:329
-    wire np_room; // hdlgen/internal/card/build.go:693
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:694
-    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:162
-    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:162
-    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:162
-    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:135
-    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:135
-    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:135
-    wire port_a_egress_rr0; // hdlgen/axis/axis.go:150
-    wire port_a_egress_rr1; // hdlgen/axis/axis.go:150
-    wire port_a_egress_rr2; // hdlgen/axis/axis.go:150
-    wire port_a_egress_grant0; // hdlgen/axis/axis.go:326
-    wire port_a_egress_grant1; // hdlgen/axis/axis.go:326
-    wire port_a_egress_grant2; // hdlgen/axis/axis.go:326
-    wire port_a_egress_valid; // hdlgen/axis/axis.go:172
-    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:174
-    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:329
-    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:335
-    wire [10:0] _port_a_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:195
-    wire [668:0] _port_a_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:197
-    wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire port_a_hold_slice_load; // hdlgen/axis/axis.go:60
-    wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:61
-    wire [10:0] port_a_hold_need; // hdlgen/internal/card/build.go:199
-    wire port_a_hold_room; // hdlgen/internal/card/build.go:205
-    wire port_a_hold_drop; // hdlgen/internal/card/build.go:206
-    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:206
-    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:206
-    wire port_a_hold_fits; // hdlgen/internal/card/build.go:214
-    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:216
-    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:217
+    wire to_host_to0; // hdlgen/axis/axis.go:152
+    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:153
+    wire to_host_ready0; // hdlgen/axis/axis.go:153
+    wire to_host_to1; // hdlgen/axis/axis.go:152
+    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:153
+    wire to_host_ready1; // hdlgen/axis/axis.go:153
+    wire rq_merge_last_is0; // hdlgen/axis/axis.go:194
+    wire rq_merge_last_is1; // hdlgen/axis/axis.go:194
+    wire rq_merge_last_is2; // hdlgen/axis/axis.go:194
+    wire rq_merge_last_is3; // hdlgen/axis/axis.go:194
+    wire rq_merge_last_is4; // hdlgen/axis/axis.go:194
+    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:167
+    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:167
+    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:167
+    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:167
+    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:167
+    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:182
+    wire rq_merge_rr0; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:182
+    wire rq_merge_rr1; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:182
+    wire rq_merge_rr2; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:182
+    wire rq_merge_rr3; // hdlgen/axis/axis.go:182
+    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:182
+    wire rq_merge_rr4; // hdlgen/axis/axis.go:182
+    wire rq_merge_grant0; // hdlgen/axis/axis.go:358
+    wire rq_merge_grant1; // hdlgen/axis/axis.go:358
+    wire rq_merge_grant2; // hdlgen/axis/axis.go:358
+    wire rq_merge_grant3; // hdlgen/axis/axis.go:358
+    wire rq_merge_grant4; // hdlgen/axis/axis.go:358
+    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:206
+    wire rq_merge_valid; // hdlgen/axis/axis.go:204
+    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:206
+    wire rq_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire rq_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire rq_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire rq_slice_load; // hdlgen/axis/axis.go:88
+    wire rq_slice_pending; // hdlgen/axis/axis.go:89
+    wire _rq_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire cc_merge_last_is0; // hdlgen/axis/axis.go:194
+    wire cc_merge_last_is1; // hdlgen/axis/axis.go:194
+    wire cc_merge_last_is2; // hdlgen/axis/axis.go:194
+    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:167
+    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:167
+    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:167
+    wire cc_merge_rr0; // hdlgen/axis/axis.go:182
+    wire cc_merge_rr1; // hdlgen/axis/axis.go:182
+    wire cc_merge_rr2; // hdlgen/axis/axis.go:182
+    wire cc_merge_grant0; // hdlgen/axis/axis.go:358
+    wire cc_merge_grant1; // hdlgen/axis/axis.go:358
+    wire cc_merge_grant2; // hdlgen/axis/axis.go:358
+    wire cc_merge_valid; // hdlgen/axis/axis.go:204
+    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:206
+    wire cc_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire np_room; // hdlgen/internal/card/build.go:715
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:716
+    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:194
+    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:194
+    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:194
+    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:167
+    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:167
+    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:167
+    wire port_a_egress_rr0; // hdlgen/axis/axis.go:182
+    wire port_a_egress_rr1; // hdlgen/axis/axis.go:182
+    wire port_a_egress_rr2; // hdlgen/axis/axis.go:182
+    wire port_a_egress_grant0; // hdlgen/axis/axis.go:358
+    wire port_a_egress_grant1; // hdlgen/axis/axis.go:358
+    wire port_a_egress_grant2; // hdlgen/axis/axis.go:358
+    wire port_a_egress_valid; // hdlgen/axis/axis.go:204
+    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:206
+    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:361
+    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:367
+    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
+    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
+    wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire port_a_hold_slice_load; // hdlgen/axis/axis.go:88
+    wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:89
+    wire _port_a_hold_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire port_a_hold_room; // hdlgen/internal/card/build.go:227
+    wire port_a_hold_drop; // hdlgen/internal/card/build.go:228
+    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:228
+    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:228
+    wire port_a_hold_fits; // hdlgen/internal/card/build.go:236
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:238
+    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:239
     wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire port_a_hold_empty; // hdlgen/axis/axis.go:88
-    wire port_a_hold_full; // hdlgen/axis/axis.go:89
-    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:90
-    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:90
-    wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:91
-    wire port_a_hold_push; // hdlgen/axis/axis.go:93
-    wire port_a_hold_pop; // hdlgen/axis/axis.go:94
-    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:100
-    wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:108
-    wire port_a_hold_open; // hdlgen/internal/card/build.go:226
-    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:228
-    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:229
-    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:231
-    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:232
-    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:238
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:721
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:721
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:721
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:721
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:721
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:721
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:721
-    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:109
-    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
-    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
-    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:162
-    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:162
-    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:162
-    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:135
-    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:135
-    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:135
-    wire port_b_egress_rr0; // hdlgen/axis/axis.go:150
-    wire port_b_egress_rr1; // hdlgen/axis/axis.go:150
-    wire port_b_egress_rr2; // hdlgen/axis/axis.go:150
-    wire port_b_egress_grant0; // hdlgen/axis/axis.go:326
-    wire port_b_egress_grant1; // hdlgen/axis/axis.go:326
-    wire port_b_egress_grant2; // hdlgen/axis/axis.go:326
-    wire port_b_egress_valid; // hdlgen/axis/axis.go:172
-    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:174
-    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:329
-    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:335
-    wire [10:0] _port_b_hold_slice_skid_data_sub; // hdlgen/internal/card/build.go:195
-    wire [668:0] _port_b_hold_slice_skid_data_concat; // hdlgen/internal/card/build.go:197
-    wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire port_b_hold_slice_load; // hdlgen/axis/axis.go:60
-    wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:61
-    wire [10:0] port_b_hold_need; // hdlgen/internal/card/build.go:199
-    wire port_b_hold_room; // hdlgen/internal/card/build.go:205
-    wire port_b_hold_drop; // hdlgen/internal/card/build.go:206
-    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:206
-    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:206
-    wire port_b_hold_fits; // hdlgen/internal/card/build.go:214
-    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:216
-    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:217
+    wire port_a_hold_empty; // hdlgen/axis/axis.go:120
+    wire port_a_hold_full; // hdlgen/axis/axis.go:121
+    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:122
+    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:122
+    wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:123
+    wire port_a_hold_push; // hdlgen/axis/axis.go:125
+    wire port_a_hold_pop; // hdlgen/axis/axis.go:126
+    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:132
+    wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:140
+    wire port_a_hold_open; // hdlgen/internal/card/build.go:248
+    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:250
+    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:251
+    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:253
+    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:254
+    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:260
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:743
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:743
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:743
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:743
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:743
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:743
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:743
+    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:194
+    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:194
+    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:194
+    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:167
+    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:167
+    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:167
+    wire port_b_egress_rr0; // hdlgen/axis/axis.go:182
+    wire port_b_egress_rr1; // hdlgen/axis/axis.go:182
+    wire port_b_egress_rr2; // hdlgen/axis/axis.go:182
+    wire port_b_egress_grant0; // hdlgen/axis/axis.go:358
+    wire port_b_egress_grant1; // hdlgen/axis/axis.go:358
+    wire port_b_egress_grant2; // hdlgen/axis/axis.go:358
+    wire port_b_egress_valid; // hdlgen/axis/axis.go:204
+    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:206
+    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:361
+    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:367
+    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
+    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
+    wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire port_b_hold_slice_load; // hdlgen/axis/axis.go:88
+    wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:89
+    wire _port_b_hold_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire port_b_hold_room; // hdlgen/internal/card/build.go:227
+    wire port_b_hold_drop; // hdlgen/internal/card/build.go:228
+    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:228
+    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:228
+    wire port_b_hold_fits; // hdlgen/internal/card/build.go:236
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:238
+    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:239
     wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire port_b_hold_empty; // hdlgen/axis/axis.go:88
-    wire port_b_hold_full; // hdlgen/axis/axis.go:89
-    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:90
-    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:90
-    wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:91
-    wire port_b_hold_push; // hdlgen/axis/axis.go:93
-    wire port_b_hold_pop; // hdlgen/axis/axis.go:94
-    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:100
-    wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:108
-    wire port_b_hold_open; // hdlgen/internal/card/build.go:226
-    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:228
-    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:229
-    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:231
-    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:232
-    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:238
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:721
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:721
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:721
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:721
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:721
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:721
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:721
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:760
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:760
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:374
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:374
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:374
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:374
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:374
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:374
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:374
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:374
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:374
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:380
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:380
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:380
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:380
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:380
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:380
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:380
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:380
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:380
-    wire tags_req_ready; // hdlgen/internal/card/build.go:402
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:402
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:402
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:402
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:402
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:402
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:402
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:402
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:402
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:402
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:402
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:402
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:402
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:402
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:402
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:402
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:465
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:465
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:465
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:465
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:465
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:465
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:465
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:465
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:465
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:465
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:482
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:482
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:482
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:482
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:482
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:482
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:482
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:482
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:482
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:482
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:482
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:482
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:482
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:482
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:482
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:482
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:482
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:549
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:549
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:549
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:549
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:549
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:549
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:549
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:549
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:549
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:549
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:549
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:549
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:549
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:549
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:549
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:549
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:549
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:549
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:549
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:549
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:549
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:549
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:549
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:549
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:549
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:549
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:549
-    wire manager_host_busy; // hdlgen/internal/card/build.go:549
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:549
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:549
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:549
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:549
-    wire regs_busy; // hdlgen/internal/card/build.go:594
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:594
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:594
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:594
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:594
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:594
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:594
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:594
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:594
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:594
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:594
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:594
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:594
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:594
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:594
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:594
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:594
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:594
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:594
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:594
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:594
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:594
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:594
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:594
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:594
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:594
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:594
+    wire port_b_hold_empty; // hdlgen/axis/axis.go:120
+    wire port_b_hold_full; // hdlgen/axis/axis.go:121
+    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:122
+    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:122
+    wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:123
+    wire port_b_hold_push; // hdlgen/axis/axis.go:125
+    wire port_b_hold_pop; // hdlgen/axis/axis.go:126
+    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:132
+    wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:140
+    wire port_b_hold_open; // hdlgen/internal/card/build.go:248
+    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:250
+    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:251
+    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:253
+    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:254
+    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:260
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:743
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:743
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:743
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:743
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:743
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:743
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:743
+    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:782
+    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:782
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:396
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:396
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:396
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:396
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:396
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:396
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:396
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:396
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:396
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:402
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:402
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:402
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:402
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:402
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:402
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:402
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:402
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:402
+    wire tags_req_ready; // hdlgen/internal/card/build.go:424
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:424
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:424
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:424
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:424
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:424
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:424
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:424
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:424
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:424
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:424
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:424
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:424
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:424
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:424
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:424
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:487
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:487
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:487
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:487
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:487
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:487
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:487
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:487
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:487
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:487
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:504
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:504
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:504
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:504
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:504
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:504
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:504
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:504
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:504
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:504
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:504
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:504
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:504
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:504
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:504
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:504
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:504
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:571
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:571
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:571
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:571
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:571
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:571
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:571
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:571
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:571
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:571
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:571
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:571
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:571
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:571
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:571
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:571
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:571
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:571
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:571
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:571
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:571
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:571
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:571
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:571
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:571
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:571
+    wire manager_host_busy; // hdlgen/internal/card/build.go:571
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:571
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:571
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:571
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:571
+    wire regs_busy; // hdlgen/internal/card/build.go:616
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:616
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:616
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:616
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:616
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:616
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:616
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:616
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:616
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:616
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:616
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:616
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:616
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:616
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:616
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:616
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:616
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:616
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:616
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:616
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:616
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:616
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:616
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:616
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:616
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:616
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:616
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
@@ -944,54 +984,54 @@ module onic_card (
     wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:674
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:674
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:674
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:674
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:674
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:674
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:685
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:685
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:685
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:685
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:685
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:685
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:700
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:700
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:736
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:736
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:736
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:736
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:736
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:736
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:736
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:736
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:736
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:736
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:736
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:736
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:736
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:736
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:736
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:736
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:736
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:736
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:736
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:736
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:736
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:736
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:736
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:696
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:696
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:696
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:696
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:696
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:696
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:707
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:707
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:707
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:707
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:707
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:707
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:722
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:722
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:758
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:758
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:758
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:758
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:758
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:758
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:758
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:758
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:758
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:758
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:758
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:758
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:758
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:758
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:758
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:758
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:758
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:758
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:758
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:758
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:758
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:758
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:758
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1006,13 +1046,13 @@ module onic_card (
     assign rc_tlp_ready = tags_rc_ready;
     assign cq_merge_ready = (host_in_out_ready & host_in_grant0);
     assign rc_merge_ready = (host_in_out_ready & host_in_grant1);
-    assign req_tags_hdr = rq_slice_data[658:531];
-    assign req_tags_data = rq_slice_data[528:17];
-    assign req_tags_keep = rq_slice_data[16:1];
-    assign req_tags_sop = rq_slice_data[0];
-    assign req_tags_eop = rq_slice_data[659];
+    assign req_tags_hdr = rq_slice_hdr;
+    assign req_tags_data = rq_slice_data;
+    assign req_tags_keep = rq_slice_keep;
+    assign req_tags_sop = rq_slice_sop;
+    assign req_tags_eop = rq_slice_eop;
     assign req_tags_valid = rq_slice_valid;
-    assign req_tags_port = rq_slice_data[530:529];
+    assign req_tags_port = rq_slice_side;
     assign rq_tags_ready = rq_tlp_ready;
     assign host_in_last_is0 = host_in_last == 1'h0;
     assign host_in_last_is1 = host_in_last == 1'h1;
@@ -1399,13 +1439,14 @@ module onic_card (
                                    port_a_in_m_host_tlp_data, port_a_in_m_host_tlp_keep,
                                    port_a_in_m_host_tlp_sop};
     assign to_host_merge_out_ready = to_host_slice_skid_empty;
-    assign _to_host_slice_skid_data_concat = {to_host_merge_data};
     assign to_host_slice_out_ready = ((to_host_to0 & to_host_ready0)
                                      | (to_host_to1 & to_host_ready1));
     assign to_host_slice_skid_empty = ~to_host_slice_skid_valid;
     assign to_host_slice_load = to_host_slice_out_ready | (~to_host_slice_valid);
     assign to_host_slice_pending = to_host_slice_skid_valid | to_host_merge_valid;
-    assign to_host_hdr_completion = to_host_slice_data[655:652] == 4'h5;
+    assign _to_host_slice_skid_hdr_and = (~to_host_slice_load) & to_host_merge_valid
+                                         & to_host_slice_skid_empty;
+    assign to_host_hdr_completion = to_host_slice_hdr[124:121] == 4'h5;
     assign to_host_to0 = to_host_hdr_completion == 1'h0;
     assign _rq_merge_in0_idle_and = to_host_slice_valid & to_host_to0;
     assign to_host_ready0 = (rq_merge_out_ready & rq_merge_grant0);
@@ -1483,7 +1524,9 @@ module onic_card (
                                    : (rq_merge_grant1
                                       ? {slot0_m_tlp_eop, slot0_m_tlp_hdr, 2'h0, slot0_m_tlp_data,
                                          slot0_m_tlp_keep, slot0_m_tlp_sop}
-                                      : {to_host_slice_data}));
+                                      : {to_host_slice_eop, to_host_slice_hdr, to_host_slice_side,
+                                         to_host_slice_data, to_host_slice_keep,
+                                         to_host_slice_sop}));
     assign rq_merge_valid = rq_merge_grant0 | rq_merge_grant1 | rq_merge_grant2 | rq_merge_grant3
                             | rq_merge_grant4;
     assign rq_merge_data = rq_merge_grant4
@@ -1491,11 +1534,11 @@ module onic_card (
                               slot3_m_tlp_keep, slot3_m_tlp_sop}
                            : _rq_merge_data_mux;
     assign rq_merge_out_ready = rq_slice_skid_empty;
-    assign _rq_slice_skid_data_concat = {rq_merge_data};
     assign rq_slice_out_ready = tags_req_ready;
     assign rq_slice_skid_empty = ~rq_slice_skid_valid;
     assign rq_slice_load = rq_slice_out_ready | (~rq_slice_valid);
     assign rq_slice_pending = rq_slice_skid_valid | rq_merge_valid;
+    assign _rq_slice_skid_hdr_and = (~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty;
     assign m_cpl_from_manager_ready = (cc_merge_out_ready & cc_merge_grant0);
     assign cc_merge_last_is0 = cc_merge_last == 2'h0;
     assign cc_merge_last_is1 = cc_merge_last == 2'h1;
@@ -1526,7 +1569,8 @@ module onic_card (
                            ? {regs_m_cpl_tlp_eop, regs_m_cpl_tlp_hdr, regs_m_cpl_tlp_data,
                               regs_m_cpl_tlp_keep, regs_m_cpl_tlp_sop}
                            : (cc_merge_grant1
-                              ? {to_host_slice_data[659:563], to_host_slice_data[528:0]}
+                              ? {to_host_slice_eop, to_host_slice_hdr[127:32], to_host_slice_data,
+                                 to_host_slice_keep, to_host_slice_sop}
                               : {1'h1, manager_m_cpl_tlp_hdr, 512'h0, 16'h0, 1'h1});
     assign cc_merge_out_ready = cc_tlp_ready;
     assign np_room = port_a_tags_np_room & port_b_tags_np_room;
@@ -1578,29 +1622,31 @@ module onic_card (
                                       manager_m_port_a_tlp_sop});
     assign port_a_egress_out_ready = port_a_hold_slice_skid_empty;
     assign _port_a_egress_busy_and = port_a_egress_valid & port_a_egress_out_ready;
-    assign _port_a_hold_slice_skid_data_sub = {(port_a_egress_data[634:625] == 10'h0),
+    assign _port_a_hold_slice_skid_need_sub = {(port_a_egress_data[634:625] == 10'h0),
                                                 port_a_egress_data[634:625]}
                                               - 11'h1;
-    assign _port_a_hold_slice_skid_data_concat = {(port_a_egress_data[655]
-                                                   ? ({4'h0, _port_a_hold_slice_skid_data_sub[10:4]}
-                                                       + 11'h1)
-                                                   : 11'h1),
-            {port_a_egress_data}};
+    assign _port_a_hold_slice_skid_need_mux = port_a_egress_data[655]
+                                              ? ({4'h0, _port_a_hold_slice_skid_need_sub[10:4]}
+                                                  + 11'h1)
+                                              : 11'h1;
     assign port_a_hold_slice_out_ready = _port_a_hold_slice_out_ready_or;
     assign port_a_hold_slice_skid_empty = ~port_a_hold_slice_skid_valid;
     assign port_a_hold_slice_load = port_a_hold_slice_out_ready | (~port_a_hold_slice_valid);
     assign port_a_hold_slice_pending = port_a_hold_slice_skid_valid | port_a_egress_valid;
-    assign port_a_hold_need = port_a_hold_slice_data[668:658];
+    assign _port_a_hold_slice_skid_hdr_and = (~port_a_hold_slice_load) & port_a_egress_valid
+                                             & port_a_hold_slice_skid_empty;
     assign port_a_hold_room = (port_a_hold_tlps < 11'h400)
-                              & (~(port_a_hold_free < port_a_hold_need));
-    assign port_a_hold_drop = port_a_hold_slice_data[0] ? (_port_down_not & (~port_a_hold_room))
+                              & (~(port_a_hold_free < port_a_hold_slice_need));
+    assign port_a_hold_drop = port_a_hold_slice_sop ? (_port_down_not & (~port_a_hold_room))
                               : port_a_hold_dropping;
     assign port_a_hold_kept_ready = (port_a_hold_in_ready & port_a_hold_fits);
     assign _port_a_hold_slice_out_ready_or = port_a_hold_drop | port_a_hold_kept_ready;
-    assign port_a_hold_fits = (~port_a_hold_slice_data[0]) | port_a_hold_room;
+    assign port_a_hold_fits = (~port_a_hold_slice_sop) | port_a_hold_room;
     assign _port_a_hold_push_and = port_a_hold_slice_valid & (~port_a_hold_drop) & port_a_hold_fits;
     assign port_a_hold_in_ready = _port_a_hold_in_ready_not;
-    assign _port_a_hold_bypass_data_concat = {port_a_hold_slice_data[657:0]};
+    assign _port_a_hold_bypass_data_concat = {port_a_hold_slice_eop, port_a_hold_slice_hdr,
+                                             port_a_hold_slice_data, port_a_hold_slice_keep,
+                                             port_a_hold_slice_sop};
     assign port_a_hold_empty = port_a_hold_rptr == port_a_hold_wptr;
     assign port_a_hold_full = (port_a_hold_rptr[10] != port_a_hold_wptr[10])
                               & (port_a_hold_rptr[9:0] == port_a_hold_wptr[9:0]);
@@ -1673,29 +1719,31 @@ module onic_card (
                                       manager_m_port_b_tlp_sop});
     assign port_b_egress_out_ready = port_b_hold_slice_skid_empty;
     assign _port_b_egress_busy_and = port_b_egress_valid & port_b_egress_out_ready;
-    assign _port_b_hold_slice_skid_data_sub = {(port_b_egress_data[634:625] == 10'h0),
+    assign _port_b_hold_slice_skid_need_sub = {(port_b_egress_data[634:625] == 10'h0),
                                                 port_b_egress_data[634:625]}
                                               - 11'h1;
-    assign _port_b_hold_slice_skid_data_concat = {(port_b_egress_data[655]
-                                                   ? ({4'h0, _port_b_hold_slice_skid_data_sub[10:4]}
-                                                       + 11'h1)
-                                                   : 11'h1),
-            {port_b_egress_data}};
+    assign _port_b_hold_slice_skid_need_mux = port_b_egress_data[655]
+                                              ? ({4'h0, _port_b_hold_slice_skid_need_sub[10:4]}
+                                                  + 11'h1)
+                                              : 11'h1;
     assign port_b_hold_slice_out_ready = _port_b_hold_slice_out_ready_or;
     assign port_b_hold_slice_skid_empty = ~port_b_hold_slice_skid_valid;
     assign port_b_hold_slice_load = port_b_hold_slice_out_ready | (~port_b_hold_slice_valid);
     assign port_b_hold_slice_pending = port_b_hold_slice_skid_valid | port_b_egress_valid;
-    assign port_b_hold_need = port_b_hold_slice_data[668:658];
+    assign _port_b_hold_slice_skid_hdr_and = (~port_b_hold_slice_load) & port_b_egress_valid
+                                             & port_b_hold_slice_skid_empty;
     assign port_b_hold_room = (port_b_hold_tlps < 11'h400)
-                              & (~(port_b_hold_free < port_b_hold_need));
-    assign port_b_hold_drop = port_b_hold_slice_data[0] ? (_port_down_not_2 & (~port_b_hold_room))
+                              & (~(port_b_hold_free < port_b_hold_slice_need));
+    assign port_b_hold_drop = port_b_hold_slice_sop ? (_port_down_not_2 & (~port_b_hold_room))
                               : port_b_hold_dropping;
     assign port_b_hold_kept_ready = (port_b_hold_in_ready & port_b_hold_fits);
     assign _port_b_hold_slice_out_ready_or = port_b_hold_drop | port_b_hold_kept_ready;
-    assign port_b_hold_fits = (~port_b_hold_slice_data[0]) | port_b_hold_room;
+    assign port_b_hold_fits = (~port_b_hold_slice_sop) | port_b_hold_room;
     assign _port_b_hold_push_and = port_b_hold_slice_valid & (~port_b_hold_drop) & port_b_hold_fits;
     assign port_b_hold_in_ready = _port_b_hold_in_ready_not;
-    assign _port_b_hold_bypass_data_concat = {port_b_hold_slice_data[657:0]};
+    assign _port_b_hold_bypass_data_concat = {port_b_hold_slice_eop, port_b_hold_slice_hdr,
+                                             port_b_hold_slice_data, port_b_hold_slice_keep,
+                                             port_b_hold_slice_sop};
     assign port_b_hold_empty = port_b_hold_rptr == port_b_hold_wptr;
     assign port_b_hold_full = (port_b_hold_rptr[10] != port_b_hold_wptr[10])
                               & (port_b_hold_rptr[9:0] == port_b_hold_wptr[9:0]);
@@ -1796,10 +1844,10 @@ module onic_card (
     assign unused = &{1'b0, cq_tlp_func, rc_tlp_error, cfg_function_status[1:0],
                     cfg_function_status[15:3], port_a_in_s_port_b_tlp_ready,
                     port_a_in_m_kernel_from_b, port_b_in_s_port_a_tlp_ready,
-                    port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_data_sub[3:0],
-                    _port_b_hold_slice_skid_data_sub[3:0]};
+                    port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
+                    _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:374
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:396
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -1819,7 +1867,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:380
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:402
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -1839,7 +1887,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:402
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:424
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1879,7 +1927,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:465
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:487
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1956,7 +2004,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:465
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:487
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2033,7 +2081,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:482
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:504
         .clk(clk),
         .rst(rst),
         .up(_port_a_tags_eq),
@@ -2069,7 +2117,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:482
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:504
         .clk(clk),
         .rst(rst),
         .up(_port_b_tags_eq),
@@ -2105,7 +2153,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:549
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:571
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2170,7 +2218,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:594
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:616
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2452,7 +2500,7 @@ module onic_card (
         .m_tlp_valid(slot3_m_tlp_valid)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:674
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:696
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2470,7 +2518,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:685
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:707
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2488,7 +2536,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:700
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:722
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2497,7 +2545,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:736
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:758
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -2531,7 +2579,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:736
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:758
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
@@ -2662,8 +2710,43 @@ module onic_card (
 
     always @(posedge clk) begin
         if (to_host_slice_load) begin
+            to_host_slice_hdr <= to_host_slice_skid_valid ? to_host_slice_skid_hdr
+                                 : to_host_merge_data[658:531];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (to_host_slice_load) begin
+            to_host_slice_side <= to_host_slice_skid_valid ? to_host_slice_skid_side
+                                  : to_host_merge_data[530:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (to_host_slice_load) begin
             to_host_slice_data <= to_host_slice_skid_valid ? to_host_slice_skid_data
-                                  : _to_host_slice_skid_data_concat;
+                                  : to_host_merge_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (to_host_slice_load) begin
+            to_host_slice_keep <= to_host_slice_skid_valid ? to_host_slice_skid_keep
+                                  : to_host_merge_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (to_host_slice_load) begin
+            to_host_slice_sop <= to_host_slice_skid_valid ? to_host_slice_skid_sop
+                                 : to_host_merge_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (to_host_slice_load) begin
+            to_host_slice_eop <= to_host_slice_skid_valid ? to_host_slice_skid_eop
+                                 : to_host_merge_data[659];
         end
     end
 
@@ -2676,8 +2759,38 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~to_host_slice_load) & to_host_merge_valid & to_host_slice_skid_empty) begin
-            to_host_slice_skid_data <= _to_host_slice_skid_data_concat;
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_hdr <= to_host_merge_data[658:531];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_side <= to_host_merge_data[530:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_data <= to_host_merge_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_keep <= to_host_merge_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_sop <= to_host_merge_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_to_host_slice_skid_hdr_and) begin
+            to_host_slice_skid_eop <= to_host_merge_data[659];
         end
     end
 
@@ -2712,7 +2825,37 @@ module onic_card (
 
     always @(posedge clk) begin
         if (rq_slice_load) begin
-            rq_slice_data <= rq_slice_skid_valid ? rq_slice_skid_data : _rq_slice_skid_data_concat;
+            rq_slice_hdr <= rq_slice_skid_valid ? rq_slice_skid_hdr : rq_merge_data[658:531];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_slice_load) begin
+            rq_slice_side <= rq_slice_skid_valid ? rq_slice_skid_side : rq_merge_data[530:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_slice_load) begin
+            rq_slice_data <= rq_slice_skid_valid ? rq_slice_skid_data : rq_merge_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_slice_load) begin
+            rq_slice_keep <= rq_slice_skid_valid ? rq_slice_skid_keep : rq_merge_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_slice_load) begin
+            rq_slice_sop <= rq_slice_skid_valid ? rq_slice_skid_sop : rq_merge_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_slice_load) begin
+            rq_slice_eop <= rq_slice_skid_valid ? rq_slice_skid_eop : rq_merge_data[659];
         end
     end
 
@@ -2725,8 +2868,38 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty) begin
-            rq_slice_skid_data <= _rq_slice_skid_data_concat;
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_hdr <= rq_merge_data[658:531];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_side <= rq_merge_data[530:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_data <= rq_merge_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_keep <= rq_merge_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_sop <= rq_merge_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_slice_skid_hdr_and) begin
+            rq_slice_skid_eop <= rq_merge_data[659];
         end
     end
 
@@ -2778,8 +2951,43 @@ module onic_card (
 
     always @(posedge clk) begin
         if (port_a_hold_slice_load) begin
+            port_a_hold_slice_hdr <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_hdr
+                                     : port_a_egress_data[656:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_a_hold_slice_load) begin
             port_a_hold_slice_data <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_data
-                                      : _port_a_hold_slice_skid_data_concat;
+                                      : port_a_egress_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_a_hold_slice_load) begin
+            port_a_hold_slice_keep <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_keep
+                                      : port_a_egress_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_a_hold_slice_load) begin
+            port_a_hold_slice_sop <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_sop
+                                     : port_a_egress_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_a_hold_slice_load) begin
+            port_a_hold_slice_eop <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_eop
+                                     : port_a_egress_data[657];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_a_hold_slice_load) begin
+            port_a_hold_slice_need <= port_a_hold_slice_skid_valid ? port_a_hold_slice_skid_need
+                                      : _port_a_hold_slice_skid_need_mux;
         end
     end
 
@@ -2793,8 +3001,38 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~port_a_hold_slice_load) & port_a_egress_valid & port_a_hold_slice_skid_empty) begin
-            port_a_hold_slice_skid_data <= _port_a_hold_slice_skid_data_concat;
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_hdr <= port_a_egress_data[656:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_data <= port_a_egress_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_keep <= port_a_egress_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_sop <= port_a_egress_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_eop <= port_a_egress_data[657];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_a_hold_slice_skid_hdr_and) begin
+            port_a_hold_slice_skid_need <= _port_a_hold_slice_skid_need_mux;
         end
     end
 
@@ -2812,7 +3050,7 @@ module onic_card (
             port_a_hold_tlps <= 11'h0;
         end else begin
             port_a_hold_tlps <= (port_a_hold_tlps
-                                 + {10'h0, (_port_a_hold_free_and & port_a_hold_slice_data[0])})
+                                 + {10'h0, (_port_a_hold_free_and & port_a_hold_slice_sop)})
                                 - {10'h0, (_port_a_hold_mid_and & _port_a_to_tags_eop_mux[657])};
         end
     end
@@ -2822,7 +3060,7 @@ module onic_card (
             port_a_hold_dropping <= 1'h0;
         end else begin
             port_a_hold_dropping <= (port_a_hold_slice_valid & _port_a_hold_slice_out_ready_or)
-                                    ? (port_a_hold_drop & (~port_a_hold_slice_data[657]))
+                                    ? (port_a_hold_drop & (~port_a_hold_slice_eop))
                                     : port_a_hold_dropping;
         end
     end
@@ -2830,7 +3068,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_a_hold_drop_count <= 32'h0;
-        end else if (port_a_hold_slice_valid & port_a_hold_slice_data[0] & port_a_hold_drop) begin
+        end else if (port_a_hold_slice_valid & port_a_hold_slice_sop & port_a_hold_drop) begin
             port_a_hold_drop_count <= ((~port_a_hold_drop_count) < 32'h1) ? 32'hffffffff
                                       : (port_a_hold_drop_count + 32'h1);
         end
@@ -2973,8 +3211,43 @@ module onic_card (
 
     always @(posedge clk) begin
         if (port_b_hold_slice_load) begin
+            port_b_hold_slice_hdr <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_hdr
+                                     : port_b_egress_data[656:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_b_hold_slice_load) begin
             port_b_hold_slice_data <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_data
-                                      : _port_b_hold_slice_skid_data_concat;
+                                      : port_b_egress_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_b_hold_slice_load) begin
+            port_b_hold_slice_keep <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_keep
+                                      : port_b_egress_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_b_hold_slice_load) begin
+            port_b_hold_slice_sop <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_sop
+                                     : port_b_egress_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_b_hold_slice_load) begin
+            port_b_hold_slice_eop <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_eop
+                                     : port_b_egress_data[657];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (port_b_hold_slice_load) begin
+            port_b_hold_slice_need <= port_b_hold_slice_skid_valid ? port_b_hold_slice_skid_need
+                                      : _port_b_hold_slice_skid_need_mux;
         end
     end
 
@@ -2988,8 +3261,38 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if ((~port_b_hold_slice_load) & port_b_egress_valid & port_b_hold_slice_skid_empty) begin
-            port_b_hold_slice_skid_data <= _port_b_hold_slice_skid_data_concat;
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_hdr <= port_b_egress_data[656:529];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_data <= port_b_egress_data[528:17];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_keep <= port_b_egress_data[16:1];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_sop <= port_b_egress_data[0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_eop <= port_b_egress_data[657];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_port_b_hold_slice_skid_hdr_and) begin
+            port_b_hold_slice_skid_need <= _port_b_hold_slice_skid_need_mux;
         end
     end
 
@@ -3007,7 +3310,7 @@ module onic_card (
             port_b_hold_tlps <= 11'h0;
         end else begin
             port_b_hold_tlps <= (port_b_hold_tlps
-                                 + {10'h0, (_port_b_hold_free_and & port_b_hold_slice_data[0])})
+                                 + {10'h0, (_port_b_hold_free_and & port_b_hold_slice_sop)})
                                 - {10'h0, (_port_b_hold_mid_and & _port_b_to_tags_eop_mux[657])};
         end
     end
@@ -3017,7 +3320,7 @@ module onic_card (
             port_b_hold_dropping <= 1'h0;
         end else begin
             port_b_hold_dropping <= (port_b_hold_slice_valid & _port_b_hold_slice_out_ready_or)
-                                    ? (port_b_hold_drop & (~port_b_hold_slice_data[657]))
+                                    ? (port_b_hold_drop & (~port_b_hold_slice_eop))
                                     : port_b_hold_dropping;
         end
     end
@@ -3025,7 +3328,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_b_hold_drop_count <= 32'h0;
-        end else if (port_b_hold_slice_valid & port_b_hold_slice_data[0] & port_b_hold_drop) begin
+        end else if (port_b_hold_slice_valid & port_b_hold_slice_sop & port_b_hold_drop) begin
             port_b_hold_drop_count <= ((~port_b_hold_drop_count) < 32'h1) ? 32'hffffffff
                                       : (port_b_hold_drop_count + 32'h1);
         end

@@ -27,10 +27,10 @@ module onic_optlink_deframer (
     reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:232
     reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:232
     reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:52
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:79
     wire in_ready_w; // hdlgen/internal/optlink/optlink.go:229
     wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:231
     wire _combine_not; // hdlgen/internal/optlink/optlink.go:232
@@ -47,10 +47,10 @@ module onic_optlink_deframer (
     wire sent; // hdlgen/internal/optlink/optlink.go:232
     wire start; // hdlgen/internal/optlink/optlink.go:232
     wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:232
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
 
     assign in_ready_w = _in_ready_w_or;
     assign slot_hdr = in_data[159:32];

@@ -28,10 +28,10 @@ module onic_optlink_framer (
     reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:208
     reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:208
     reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:208
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [529:0] out_slice_data = 530'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [529:0] out_slice_skid_data = 530'h0; // hdlgen/axis/axis.go:52
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [529:0] out_slice_data = 530'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [529:0] out_slice_skid_data = 530'h0; // hdlgen/axis/axis.go:79
     wire in_ready; // hdlgen/internal/optlink/optlink.go:205
     wire [31:0] token; // hdlgen/internal/optlink/optlink.go:207
     wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:208
@@ -44,10 +44,10 @@ module onic_optlink_framer (
     wire out_ready; // hdlgen/axis/axis.go:23
     wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:208
     wire take; // hdlgen/internal/optlink/optlink.go:208
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
     wire unused;
 
     assign in_ready = _in_ready_and;

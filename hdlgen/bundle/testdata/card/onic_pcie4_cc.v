@@ -22,42 +22,49 @@ module onic_pcie4_cc (
     output wire s_axis_cc_tvalid,
     input  wire s_axis_cc_tready
 );
-    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:64
-    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:64
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:64
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [609:0] out_slice_data = 610'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [609:0] out_slice_skid_data = 610'h0; // hdlgen/axis/axis.go:52
-    reg  cc_out_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [609:0] cc_out_data = 610'h0; // hdlgen/axis/axis.go:50
-    reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [609:0] cc_out_skid_data = 610'h0; // hdlgen/axis/axis.go:52
-    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:39
-    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:48
-    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:50
-    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:51
-    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:64
-    wire _first_not; // hdlgen/internal/pcie4/cc.go:64
-    wire first; // hdlgen/internal/pcie4/cc.go:64
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:64
-    wire out_last; // hdlgen/internal/pcie4/cc.go:64
-    wire out_valid; // hdlgen/internal/pcie4/cc.go:64
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:61
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:61
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:61
-    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:64
+    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:63
+    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:63
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:63
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [609:0] out_slice_data = 610'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [609:0] out_slice_skid_data = 610'h0; // hdlgen/axis/axis.go:79
+    reg  cc_out_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [511:0] cc_out_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] cc_out_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  cc_out_last = 1'h0; // hdlgen/axis/axis.go:74
+    reg  [80:0] cc_out_user = 81'h0; // hdlgen/axis/axis.go:74
+    reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [511:0] cc_out_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] cc_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  cc_out_skid_last = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [80:0] cc_out_skid_user = 81'h0; // hdlgen/axis/axis.go:79
+    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:38
+    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:47
+    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:49
+    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:50
+    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:63
+    wire _first_not; // hdlgen/internal/pcie4/cc.go:63
+    wire first; // hdlgen/internal/pcie4/cc.go:63
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:63
+    wire out_last; // hdlgen/internal/pcie4/cc.go:63
+    wire out_valid; // hdlgen/internal/pcie4/cc.go:63
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:60
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:60
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:60
+    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:63
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:64
-    wire take; // hdlgen/internal/pcie4/cc.go:64
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
-    wire cc_out_out_ready; // hdlgen/axis/axis.go:53
-    wire cc_out_skid_empty; // hdlgen/axis/axis.go:57
-    wire cc_out_load; // hdlgen/axis/axis.go:60
-    wire cc_out_pending; // hdlgen/axis/axis.go:61
+    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:63
+    wire take; // hdlgen/internal/pcie4/cc.go:63
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    wire cc_out_out_ready; // hdlgen/axis/axis.go:81
+    wire cc_out_skid_empty; // hdlgen/axis/axis.go:85
+    wire cc_out_load; // hdlgen/axis/axis.go:88
+    wire cc_out_pending; // hdlgen/axis/axis.go:89
+    wire _cc_out_skid_data_and; // hdlgen/axis/axis.go:100
     wire unused;
 
     assign cpl_ready = _cpl_ready_and;
@@ -103,6 +110,7 @@ module onic_pcie4_cc (
     assign cc_out_skid_empty = ~cc_out_skid_valid;
     assign cc_out_load = cc_out_out_ready | (~cc_out_valid);
     assign cc_out_pending = cc_out_skid_valid | out_slice_valid;
+    assign _cc_out_skid_data_and = (~cc_out_load) & out_slice_valid & cc_out_skid_empty;
     assign unused = &{1'b0, tlp_hdr[7], tlp_hdr[44], tlp_hdr[81:79], tlp_hdr[83], tlp_hdr[87],
                     tlp_hdr[93:89], tlp_hdr[95]};
 
@@ -165,7 +173,25 @@ module onic_pcie4_cc (
 
     always @(posedge clk) begin
         if (cc_out_load) begin
-            cc_out_data <= cc_out_skid_valid ? cc_out_skid_data : out_slice_data;
+            cc_out_data <= cc_out_skid_valid ? cc_out_skid_data : out_slice_data[609:98];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (cc_out_load) begin
+            cc_out_keep <= cc_out_skid_valid ? cc_out_skid_keep : out_slice_data[97:82];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (cc_out_load) begin
+            cc_out_last <= cc_out_skid_valid ? cc_out_skid_last : out_slice_data[81];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (cc_out_load) begin
+            cc_out_user <= cc_out_skid_valid ? cc_out_skid_user : out_slice_data[80:0];
         end
     end
 
@@ -178,16 +204,34 @@ module onic_pcie4_cc (
     end
 
     always @(posedge clk) begin
-        if ((~cc_out_load) & out_slice_valid & cc_out_skid_empty) begin
-            cc_out_skid_data <= out_slice_data;
+        if (_cc_out_skid_data_and) begin
+            cc_out_skid_data <= out_slice_data[609:98];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_cc_out_skid_data_and) begin
+            cc_out_skid_keep <= out_slice_data[97:82];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_cc_out_skid_data_and) begin
+            cc_out_skid_last <= out_slice_data[81];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_cc_out_skid_data_and) begin
+            cc_out_skid_user <= out_slice_data[80:0];
         end
     end
 
     assign tlp_ready = cpl_ready;
-    assign s_axis_cc_tdata = cc_out_data[609:98];
-    assign s_axis_cc_tkeep = cc_out_data[97:82];
-    assign s_axis_cc_tlast = cc_out_data[81];
-    assign s_axis_cc_tuser = cc_out_data[80:0];
+    assign s_axis_cc_tdata = cc_out_data;
+    assign s_axis_cc_tkeep = cc_out_keep;
+    assign s_axis_cc_tlast = cc_out_last;
+    assign s_axis_cc_tuser = cc_out_user;
     assign s_axis_cc_tvalid = cc_out_valid;
 endmodule
 

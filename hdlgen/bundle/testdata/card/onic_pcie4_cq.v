@@ -32,10 +32,10 @@ module onic_pcie4_cq (
     reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:108
     reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:108
     reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [662:0] out_slice_data = 663'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [662:0] out_slice_skid_data = 663'h0; // hdlgen/axis/axis.go:52
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [662:0] out_slice_data = 663'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [662:0] out_slice_skid_data = 663'h0; // hdlgen/axis/axis.go:79
     wire cq_has_data; // hdlgen/internal/pcie4/cq.go:92: a table
     wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:101: a table
     wire cq_ready; // hdlgen/internal/pcie4/cq.go:79
@@ -59,10 +59,10 @@ module onic_pcie4_cq (
     wire sent; // hdlgen/internal/pcie4/cq.go:108
     wire start; // hdlgen/internal/pcie4/cq.go:108
     wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:108
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
     wire unused;
 
     assign cq_ready = _cq_ready_or;

@@ -30,10 +30,10 @@ module onic_pcie4_rc (
     reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:59
     reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:59
     reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [630:0] out_slice_data = 631'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [630:0] out_slice_skid_data = 631'h0; // hdlgen/axis/axis.go:52
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [630:0] out_slice_data = 631'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [630:0] out_slice_skid_data = 631'h0; // hdlgen/axis/axis.go:79
     wire rc_ready; // hdlgen/internal/pcie4/rc.go:37
     wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:40
     wire rc_has_data; // hdlgen/internal/pcie4/rc.go:43
@@ -52,10 +52,10 @@ module onic_pcie4_rc (
     wire sent; // hdlgen/internal/pcie4/rc.go:59
     wire start; // hdlgen/internal/pcie4/rc.go:59
     wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:59
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
     wire unused;
 
     assign rc_ready = _rc_ready_or;

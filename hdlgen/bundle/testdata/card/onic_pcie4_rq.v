@@ -23,46 +23,53 @@ module onic_pcie4_rq (
     output wire s_axis_rq_tvalid,
     input  wire s_axis_rq_tready
 );
-    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:72
-    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:79
-    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:79
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:79
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [665:0] out_slice_data = 666'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [665:0] out_slice_skid_data = 666'h0; // hdlgen/axis/axis.go:52
-    reg  rq_out_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [665:0] rq_out_data = 666'h0; // hdlgen/axis/axis.go:50
-    reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [665:0] rq_out_skid_data = 666'h0; // hdlgen/axis/axis.go:52
-    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:62: a table
-    wire req_ready; // hdlgen/internal/pcie4/rq.go:51
-    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:61
-    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:61
-    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:63
-    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:71
-    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:79
-    wire _first_not; // hdlgen/internal/pcie4/rq.go:79
-    wire first; // hdlgen/internal/pcie4/rq.go:79
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:79
-    wire out_last; // hdlgen/internal/pcie4/rq.go:79
-    wire out_valid; // hdlgen/internal/pcie4/rq.go:79
-    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:74
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:75
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:75
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:75
-    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:79
+    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:71
+    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:78
+    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:78
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:78
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [665:0] out_slice_data = 666'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [665:0] out_slice_skid_data = 666'h0; // hdlgen/axis/axis.go:79
+    reg  rq_out_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [511:0] rq_out_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] rq_out_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  rq_out_last = 1'h0; // hdlgen/axis/axis.go:74
+    reg  [136:0] rq_out_user = 137'h0; // hdlgen/axis/axis.go:74
+    reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [511:0] rq_out_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] rq_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  rq_out_skid_last = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [136:0] rq_out_skid_user = 137'h0; // hdlgen/axis/axis.go:79
+    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:61: a table
+    wire req_ready; // hdlgen/internal/pcie4/rq.go:50
+    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:60
+    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:60
+    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:62
+    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:70
+    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:78
+    wire _first_not; // hdlgen/internal/pcie4/rq.go:78
+    wire first; // hdlgen/internal/pcie4/rq.go:78
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:78
+    wire out_last; // hdlgen/internal/pcie4/rq.go:78
+    wire out_valid; // hdlgen/internal/pcie4/rq.go:78
+    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:73
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:74
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:74
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:74
+    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:78
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:79
-    wire take; // hdlgen/internal/pcie4/rq.go:79
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
-    wire rq_out_out_ready; // hdlgen/axis/axis.go:53
-    wire rq_out_skid_empty; // hdlgen/axis/axis.go:57
-    wire rq_out_load; // hdlgen/axis/axis.go:60
-    wire rq_out_pending; // hdlgen/axis/axis.go:61
+    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:78
+    wire take; // hdlgen/internal/pcie4/rq.go:78
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    wire rq_out_out_ready; // hdlgen/axis/axis.go:81
+    wire rq_out_skid_empty; // hdlgen/axis/axis.go:85
+    wire rq_out_load; // hdlgen/axis/axis.go:88
+    wire rq_out_pending; // hdlgen/axis/axis.go:89
+    wire _rq_out_skid_data_and; // hdlgen/axis/axis.go:100
     wire unused;
 
     assign req_ready = _req_ready_and;
@@ -110,6 +117,7 @@ module onic_pcie4_rq (
     assign rq_out_skid_empty = ~rq_out_skid_valid;
     assign rq_out_load = rq_out_out_ready | (~rq_out_valid);
     assign rq_out_pending = rq_out_skid_valid | out_slice_valid;
+    assign _rq_out_skid_data_and = (~rq_out_load) & out_slice_valid & rq_out_skid_empty;
     assign unused = &{1'b0, tlp_hdr[1:0], tlp_hdr[113:111], tlp_hdr[115], tlp_hdr[119],
                     tlp_hdr[127], _rq_addr_mux[1:0]};
 
@@ -195,7 +203,25 @@ module onic_pcie4_rq (
 
     always @(posedge clk) begin
         if (rq_out_load) begin
-            rq_out_data <= rq_out_skid_valid ? rq_out_skid_data : out_slice_data;
+            rq_out_data <= rq_out_skid_valid ? rq_out_skid_data : out_slice_data[665:154];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_out_load) begin
+            rq_out_keep <= rq_out_skid_valid ? rq_out_skid_keep : out_slice_data[153:138];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_out_load) begin
+            rq_out_last <= rq_out_skid_valid ? rq_out_skid_last : out_slice_data[137];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rq_out_load) begin
+            rq_out_user <= rq_out_skid_valid ? rq_out_skid_user : out_slice_data[136:0];
         end
     end
 
@@ -208,16 +234,34 @@ module onic_pcie4_rq (
     end
 
     always @(posedge clk) begin
-        if ((~rq_out_load) & out_slice_valid & rq_out_skid_empty) begin
-            rq_out_skid_data <= out_slice_data;
+        if (_rq_out_skid_data_and) begin
+            rq_out_skid_data <= out_slice_data[665:154];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_out_skid_data_and) begin
+            rq_out_skid_keep <= out_slice_data[153:138];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_out_skid_data_and) begin
+            rq_out_skid_last <= out_slice_data[137];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_rq_out_skid_data_and) begin
+            rq_out_skid_user <= out_slice_data[136:0];
         end
     end
 
     assign tlp_ready = req_ready;
-    assign s_axis_rq_tdata = rq_out_data[665:154];
-    assign s_axis_rq_tkeep = rq_out_data[153:138];
-    assign s_axis_rq_tlast = rq_out_data[137];
-    assign s_axis_rq_tuser = rq_out_data[136:0];
+    assign s_axis_rq_tdata = rq_out_data;
+    assign s_axis_rq_tkeep = rq_out_keep;
+    assign s_axis_rq_tlast = rq_out_last;
+    assign s_axis_rq_tuser = rq_out_user;
     assign s_axis_rq_tvalid = rq_out_valid;
 endmodule
 

@@ -70,49 +70,65 @@ module onic_slot1 (
     output wire m_tlp_eop,
     output wire m_tlp_valid
 );
-    reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:84
-    reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:84
-    reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:84
-    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:320
-    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:321
-    reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [679:0] in_slice_data = 680'h0; // hdlgen/axis/axis.go:50
-    reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [679:0] in_slice_skid_data = 680'h0; // hdlgen/axis/axis.go:52
-    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:606
+    reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:116
+    reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:116
+    reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:116
+    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:352
+    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] in_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] in_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] in_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  in_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  in_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] in_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] in_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:608
     reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:402
     reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:402
     reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:402
-    reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:82
-    reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:83
-    reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:85
-    reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:86
-    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
-    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:105
+    reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:114
+    reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:115
+    reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:117
+    reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:118
+    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:131
+    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:137
     reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:427
     reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:437
-    reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:82
-    reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:83
-    reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:85
-    reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:86
-    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:99
-    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:105
-    reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:82
-    reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:83
-    reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:85
-    reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:86
-    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:99
-    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:105
+    reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:114
+    reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:115
+    reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:117
+    reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:118
+    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:131
+    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:137
+    reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:114
+    reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:115
+    reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:117
+    reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:118
+    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:131
+    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:137
     reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:446
     reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:447
     reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:452
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
-    reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:50
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
-    reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:52
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
+    reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:74
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
+    reg  [127:0] out_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
+    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
     wire task_closed; // hdlgen/internal/slot/slot.go:329
     wire kernel_s_tready; // hdlgen/internal/slot/slot.go:330
     wire job_push; // hdlgen/internal/slot/slot.go:331
@@ -123,56 +139,54 @@ module onic_slot1 (
     wire buffer_ready; // hdlgen/internal/slot/slot.go:345
     wire cpl_ready; // hdlgen/internal/slot/slot.go:346
     wire irq_ready; // hdlgen/internal/slot/slot.go:346
-    wire in_mux_last_is0; // hdlgen/axis/axis.go:162
-    wire in_mux_last_is1; // hdlgen/axis/axis.go:162
-    wire in_mux_last_is2; // hdlgen/axis/axis.go:162
-    wire in_mux_in0_idle; // hdlgen/axis/axis.go:135
-    wire in_mux_in1_idle; // hdlgen/axis/axis.go:135
-    wire in_mux_in2_idle; // hdlgen/axis/axis.go:135
-    wire in_mux_rr0; // hdlgen/axis/axis.go:150
-    wire in_mux_rr1; // hdlgen/axis/axis.go:150
-    wire in_mux_rr2; // hdlgen/axis/axis.go:150
-    wire in_mux_grant0; // hdlgen/axis/axis.go:326
-    wire in_mux_grant1; // hdlgen/axis/axis.go:326
-    wire in_mux_grant2; // hdlgen/axis/axis.go:326
-    wire in_mux_valid; // hdlgen/axis/axis.go:172
-    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:174
-    wire in_mux_out_ready; // hdlgen/axis/axis.go:329
-    wire [12:0] _in_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:533
-    wire [12:0] _in_slice_skid_data_add; // hdlgen/internal/slot/slot.go:534
-    wire [679:0] _in_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:535
-    wire in_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire in_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire in_slice_load; // hdlgen/axis/axis.go:60
-    wire in_slice_pending; // hdlgen/axis/axis.go:61
+    wire in_mux_last_is0; // hdlgen/axis/axis.go:194
+    wire in_mux_last_is1; // hdlgen/axis/axis.go:194
+    wire in_mux_last_is2; // hdlgen/axis/axis.go:194
+    wire in_mux_in0_idle; // hdlgen/axis/axis.go:167
+    wire in_mux_in1_idle; // hdlgen/axis/axis.go:167
+    wire in_mux_in2_idle; // hdlgen/axis/axis.go:167
+    wire in_mux_rr0; // hdlgen/axis/axis.go:182
+    wire in_mux_rr1; // hdlgen/axis/axis.go:182
+    wire in_mux_rr2; // hdlgen/axis/axis.go:182
+    wire in_mux_grant0; // hdlgen/axis/axis.go:358
+    wire in_mux_grant1; // hdlgen/axis/axis.go:358
+    wire in_mux_grant2; // hdlgen/axis/axis.go:358
+    wire in_mux_valid; // hdlgen/axis/axis.go:204
+    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:206
+    wire in_mux_out_ready; // hdlgen/axis/axis.go:361
+    wire in_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire in_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire in_slice_load; // hdlgen/axis/axis.go:88
+    wire in_slice_pending; // hdlgen/axis/axis.go:89
+    wire _in_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
-    wire in_is_write; // hdlgen/internal/slot/slot.go:559
-    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:583
-    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:579
-    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:584
-    wire in_pass; // hdlgen/internal/slot/slot.go:596
-    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:597
-    wire in_drop; // hdlgen/internal/slot/slot.go:598
-    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:598
-    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:598
-    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:598
-    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:598
-    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:598
-    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:607
-    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:608
-    wire in_to_kernel; // hdlgen/internal/slot/slot.go:609
-    wire in_ready; // hdlgen/internal/slot/slot.go:610
+    wire in_is_write; // hdlgen/internal/slot/slot.go:561
+    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:585
+    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:581
+    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:586
+    wire in_pass; // hdlgen/internal/slot/slot.go:598
+    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:599
+    wire in_drop; // hdlgen/internal/slot/slot.go:600
+    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:600
+    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:600
+    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:600
+    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:600
+    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:600
+    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:609
+    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:610
+    wire in_to_kernel; // hdlgen/internal/slot/slot.go:611
+    wire in_ready; // hdlgen/internal/slot/slot.go:612
     wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:403
     wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:403
     wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:403
-    wire jobs_empty; // hdlgen/axis/axis.go:88
-    wire jobs_full; // hdlgen/axis/axis.go:89
-    wire jobs_out_ready; // hdlgen/axis/axis.go:90
-    wire _job_room_not; // hdlgen/axis/axis.go:91
-    wire jobs_push; // hdlgen/axis/axis.go:93
-    wire jobs_pop; // hdlgen/axis/axis.go:94
-    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:100
-    wire [127:0] _out_slice_skid_data_mux_5; // hdlgen/axis/axis.go:108
+    wire jobs_empty; // hdlgen/axis/axis.go:120
+    wire jobs_full; // hdlgen/axis/axis.go:121
+    wire jobs_out_ready; // hdlgen/axis/axis.go:122
+    wire _job_room_not; // hdlgen/axis/axis.go:123
+    wire jobs_push; // hdlgen/axis/axis.go:125
+    wire jobs_pop; // hdlgen/axis/axis.go:126
+    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:132
+    wire [127:0] _out_slice_skid_hdr_mux_3; // hdlgen/axis/axis.go:140
     wire len_room; // hdlgen/internal/slot/slot.go:423
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:424
     wire buffer_room; // hdlgen/internal/slot/slot.go:424
@@ -200,34 +214,34 @@ module onic_slot1 (
     wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:428
     wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:428
     wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:439
-    wire buffer_empty; // hdlgen/axis/axis.go:88
-    wire buffer_full; // hdlgen/axis/axis.go:89
-    wire _buffer_pop_not; // hdlgen/axis/axis.go:90
-    wire buffer_out_ready; // hdlgen/axis/axis.go:90
-    wire _buffer_room_not; // hdlgen/axis/axis.go:91
-    wire buffer_push; // hdlgen/axis/axis.go:93
-    wire buffer_pop; // hdlgen/axis/axis.go:94
-    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:100
-    wire [576:0] _out_slice_skid_data_mux_4; // hdlgen/axis/axis.go:108
-    wire lens_empty; // hdlgen/axis/axis.go:88
-    wire lens_full; // hdlgen/axis/axis.go:89
-    wire _lens_pop_not; // hdlgen/axis/axis.go:90
-    wire lens_out_ready; // hdlgen/axis/axis.go:90
-    wire _len_room_not; // hdlgen/axis/axis.go:91
-    wire lens_push; // hdlgen/axis/axis.go:93
-    wire lens_pop; // hdlgen/axis/axis.go:94
-    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:100
-    wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:108
+    wire buffer_empty; // hdlgen/axis/axis.go:120
+    wire buffer_full; // hdlgen/axis/axis.go:121
+    wire _buffer_pop_not; // hdlgen/axis/axis.go:122
+    wire buffer_out_ready; // hdlgen/axis/axis.go:122
+    wire _buffer_room_not; // hdlgen/axis/axis.go:123
+    wire buffer_push; // hdlgen/axis/axis.go:125
+    wire buffer_pop; // hdlgen/axis/axis.go:126
+    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:132
+    wire [576:0] _out_slice_skid_keep_mux; // hdlgen/axis/axis.go:140
+    wire lens_empty; // hdlgen/axis/axis.go:120
+    wire lens_full; // hdlgen/axis/axis.go:121
+    wire _lens_pop_not; // hdlgen/axis/axis.go:122
+    wire lens_out_ready; // hdlgen/axis/axis.go:122
+    wire _len_room_not; // hdlgen/axis/axis.go:123
+    wire lens_push; // hdlgen/axis/axis.go:125
+    wire lens_pop; // hdlgen/axis/axis.go:126
+    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:132
+    wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:140
     wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:450
     wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:451
     wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:451
     wire _out_valid_eq; // hdlgen/internal/slot/slot.go:451
     wire [12:0] _out_dws_add; // hdlgen/internal/slot/slot.go:454
     wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:454
-    wire [3:0] _out_slice_skid_data_or_3; // hdlgen/internal/slot/slot.go:456
-    wire [3:0] _out_slice_skid_data_mux_3; // hdlgen/internal/slot/slot.go:458
-    wire _out_slice_skid_data_eq_2; // hdlgen/internal/slot/slot.go:459
-    wire _out_slice_skid_data_eq; // hdlgen/internal/slot/slot.go:460
+    wire [3:0] _out_slice_skid_hdr_or_2; // hdlgen/internal/slot/slot.go:456
+    wire [3:0] _out_slice_skid_hdr_mux_2; // hdlgen/internal/slot/slot.go:458
+    wire _out_slice_skid_hdr_eq_2; // hdlgen/internal/slot/slot.go:459
+    wire _out_slice_skid_hdr_eq; // hdlgen/internal/slot/slot.go:460
     wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:465
     wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:465
     wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:465
@@ -236,16 +250,18 @@ module onic_slot1 (
     wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:466
     wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:475
     wire out_valid; // hdlgen/internal/slot/slot.go:476
-    wire _out_slice_skid_data_mux_2; // hdlgen/internal/slot/slot.go:477
-    wire [15:0] _out_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:479
-    wire [511:0] _out_slice_skid_data_or_2; // hdlgen/internal/slot/slot.go:478
-    wire [127:0] _out_slice_skid_data_mux; // hdlgen/internal/slot/slot.go:478
-    wire [127:0] _out_slice_skid_data_or; // hdlgen/internal/slot/slot.go:478
-    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:479
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:53
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
-    wire out_slice_load; // hdlgen/axis/axis.go:60
-    wire out_slice_pending; // hdlgen/axis/axis.go:61
+    wire _out_slice_skid_eop_mux; // hdlgen/internal/slot/slot.go:477
+    wire [127:0] _out_slice_skid_hdr_mux; // hdlgen/internal/slot/slot.go:478
+    wire [127:0] _out_slice_skid_hdr_or; // hdlgen/internal/slot/slot.go:478
+    wire [511:0] _out_slice_skid_data_or; // hdlgen/internal/slot/slot.go:478
+    wire [15:0] _out_slice_skid_keep_concat; // hdlgen/internal/slot/slot.go:482
+    wire [15:0] _out_slice_skid_keep_or; // hdlgen/internal/slot/slot.go:478
+    wire _out_slice_skid_sop_mux; // hdlgen/internal/slot/slot.go:483
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
+    wire out_slice_load; // hdlgen/axis/axis.go:88
+    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    wire _out_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
     wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:489
     wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:495
     wire kernel_s_tready_2; // hdlgen/internal/slot/slot.go:410
@@ -318,35 +334,31 @@ module onic_slot1 (
                             : {s_host_tlp_eop, 2'h0, s_host_tlp_sop, s_host_tlp_keep,
                                s_host_tlp_data, s_host_tlp_hdr});
     assign in_mux_out_ready = in_slice_skid_empty;
-    assign _in_slice_skid_data_concat_2 = {{(in_mux_data[105:96] == 10'h0), in_mux_data[105:96]},
-                                          2'h0};
-    assign _in_slice_skid_data_add = _in_slice_skid_data_concat_2 + 13'h3f;
-    assign _in_slice_skid_data_concat = {_in_slice_skid_data_add[12:6],
-                                        _in_slice_skid_data_concat_2, in_mux_data};
     assign in_slice_out_ready = in_ready;
     assign in_slice_skid_empty = ~in_slice_skid_valid;
     assign in_slice_load = in_slice_out_ready | (~in_slice_valid);
     assign in_slice_pending = in_slice_skid_valid | in_mux_valid;
-    assign in_hdr_address = in_slice_data[125] ? {in_slice_data[63:2], 2'h0}
-                            : {32'h0, {in_slice_data[63:34], 2'h0}};
-    assign in_is_write = in_slice_data[126] & (in_slice_data[124:120] == 5'h0);
+    assign _in_slice_skid_hdr_and = (~in_slice_load) & in_mux_valid & in_slice_skid_empty;
+    assign in_hdr_address = in_slice_hdr[125] ? {in_slice_hdr[63:2], 2'h0}
+                            : {32'h0, {in_slice_hdr[63:34], 2'h0}};
+    assign in_is_write = in_slice_hdr[126] & (in_slice_hdr[124:120] == 5'h0);
     assign _drop_not_write_now_not = ~in_is_write;
-    assign _drop_not_write_now_and = in_slice_valid & in_slice_data[656];
+    assign _drop_not_write_now_and = in_slice_valid & in_slice_sop;
     assign _drop_closed_now_and = in_is_write & task_closed & (~local_busy);
     assign in_pass = in_is_write & (~task_closed) & 1'h1;
     assign in_out_address = in_hdr_address + 64'h0;
     assign in_drop = _drop_not_write_now_not | _drop_closed_now_and | 1'h0;
-    assign _jobs_bypass_data_mux_2 = in_slice_data[125] ? in_slice_data[1:0] : in_slice_data[33:32];
+    assign _jobs_bypass_data_mux_2 = in_slice_hdr[125] ? in_slice_hdr[1:0] : in_slice_hdr[33:32];
     assign in_out_rewrite_4dw = |in_out_address[63:32];
-    assign in_out_rewrite_dw0 = {in_slice_data[127:126], in_out_rewrite_4dw, in_slice_data[124:96]};
-    assign in_out_rewrite_dw1 = {self_id, in_slice_data[79:64]};
+    assign in_out_rewrite_dw0 = {in_slice_hdr[127:126], in_out_rewrite_4dw, in_slice_hdr[124:96]};
+    assign in_out_rewrite_dw1 = {self_id, in_slice_hdr[79:64]};
     assign _jobs_bypass_data_mux = in_out_rewrite_4dw
                                    ? {in_out_rewrite_dw0, in_out_rewrite_dw1, in_out_address[63:2],
                                       _jobs_bypass_data_mux_2}
                                    : {in_out_rewrite_dw0, in_out_rewrite_dw1, in_out_address[31:2],
                                       _jobs_bypass_data_mux_2, 32'h0};
-    assign _in_ready_mux = in_slice_data[656] ? in_drop : in_dropping;
-    assign _in_to_kernel_mux = in_slice_data[656] ? (in_pass & job_room) : (~in_dropping);
+    assign _in_ready_mux = in_slice_sop ? in_drop : in_dropping;
+    assign _in_to_kernel_mux = in_slice_sop ? (in_pass & job_room) : (~in_dropping);
     assign in_to_kernel = in_slice_valid & _in_to_kernel_mux;
     assign in_ready = (in_slice_valid & _in_ready_mux) | (kernel_s_tready & _in_to_kernel_mux);
     assign _drop_not_write_count_zext = {31'h0, drop_not_write_now};
@@ -359,7 +371,7 @@ module onic_slot1 (
     assign jobs_push = job_push & _job_room_not;
     assign jobs_pop = (~jobs_empty) & jobs_out_ready;
     assign jobs_rptr_next = jobs_pop ? jobs_rptr_inc : jobs_rptr;
-    assign _out_slice_skid_data_mux_5 = jobs_bypass ? jobs_bypass_data : jobs_head;
+    assign _out_slice_skid_hdr_mux_3 = jobs_bypass ? jobs_bypass_data : jobs_head;
     assign len_room = _len_room_not;
     assign _buffer_bypass_data_concat = {kernel_m_tlast, kernel_m_tkeep, kernel_m_tdata};
     assign buffer_room = _buffer_room_not;
@@ -467,7 +479,7 @@ module onic_slot1 (
     assign buffer_push = kernel_m_tvalid & len_room & _buffer_room_not;
     assign buffer_pop = _buffer_pop_not & buffer_out_ready;
     assign buffer_rptr_next = buffer_pop ? buffer_rptr_inc : buffer_rptr;
-    assign _out_slice_skid_data_mux_4 = buffer_bypass ? buffer_bypass_data : buffer_head;
+    assign _out_slice_skid_keep_mux = buffer_bypass ? buffer_bypass_data : buffer_head;
     assign lens_empty = lens_rptr == lens_wptr;
     assign lens_full = (lens_rptr[4] != lens_wptr[4]) & (lens_rptr[3:0] == lens_wptr[3:0]);
     assign _lens_pop_not = ~lens_empty;
@@ -485,13 +497,13 @@ module onic_slot1 (
     assign _out_valid_eq = out_sel == 2'h3;
     assign _out_dws_add = _out_dws_mux + 13'h3;
     assign out_dws = _out_dws_add[12:2];
-    assign _out_slice_skid_data_or_3 = ((_out_dws_mux[1:0] == 2'h1) ? 4'h1 : 4'h0)
-                                       | ((_out_dws_mux[1:0] == 2'h2) ? 4'h3 : 4'h0)
-                                       | ((_out_dws_mux[1:0] == 2'h3) ? 4'h7 : 4'h0);
-    assign _out_slice_skid_data_mux_3 = (_out_dws_mux[1:0] == 2'h0) ? 4'hf
-                                        : _out_slice_skid_data_or_3;
-    assign _out_slice_skid_data_eq_2 = out_dws == 11'h1;
-    assign _out_slice_skid_data_eq = _out_dws_mux == 13'h0;
+    assign _out_slice_skid_hdr_or_2 = ((_out_dws_mux[1:0] == 2'h1) ? 4'h1 : 4'h0)
+                                      | ((_out_dws_mux[1:0] == 2'h2) ? 4'h3 : 4'h0)
+                                      | ((_out_dws_mux[1:0] == 2'h3) ? 4'h7 : 4'h0);
+    assign _out_slice_skid_hdr_mux_2 = (_out_dws_mux[1:0] == 2'h0) ? 4'hf
+                                       : _out_slice_skid_hdr_or_2;
+    assign _out_slice_skid_hdr_eq_2 = out_dws == 11'h1;
+    assign _out_slice_skid_hdr_eq = _out_dws_mux == 13'h0;
     assign record_rewrite_4dw = |kernel_m_cpl_addr[63:32];
     assign record_rewrite_dw0 = {2'h1, record_rewrite_4dw, 29'h8};
     assign record_rewrite_dw1 = {self_id, 16'hff};
@@ -501,88 +513,84 @@ module onic_slot1 (
     assign out_slice_in_ready = out_slice_skid_empty;
     assign out_valid = (_out_valid_eq_3 & _buffer_pop_not) | (_out_valid_eq_2 & kernel_m_cpl_valid)
                        | (_out_valid_eq & kernel_m_irq_valid);
-    assign _out_slice_skid_data_mux_2 = _out_valid_eq_3 ? _out_slice_skid_data_mux_4[576] : 1'h1;
-    assign _out_slice_skid_data_concat_2 = {(|_out_slice_skid_data_mux_4[575:572]),
-                                           (|_out_slice_skid_data_mux_4[571:568]),
-                                           (|_out_slice_skid_data_mux_4[567:564]),
-                                           (|_out_slice_skid_data_mux_4[563:560]),
-                                           (|_out_slice_skid_data_mux_4[559:556]),
-                                           (|_out_slice_skid_data_mux_4[555:552]),
-                                           (|_out_slice_skid_data_mux_4[551:548]),
-                                           (|_out_slice_skid_data_mux_4[547:544]),
-                                           (|_out_slice_skid_data_mux_4[543:540]),
-                                           (|_out_slice_skid_data_mux_4[539:536]),
-                                           (|_out_slice_skid_data_mux_4[535:532]),
-                                           (|_out_slice_skid_data_mux_4[531:528]),
-                                           (|_out_slice_skid_data_mux_4[527:524]),
-                                           (|_out_slice_skid_data_mux_4[523:520]),
-                                           (|_out_slice_skid_data_mux_4[519:516]),
-                                           (|_out_slice_skid_data_mux_4[515:512])};
-    assign _out_slice_skid_data_or_2 = (_out_valid_eq_3 ? _out_slice_skid_data_mux_4[511:0]
-                                        : 512'h0)
-                                       | (_out_valid_eq_2 ? {256'h0, kernel_m_cpl_data} : 512'h0)
-                                       | (_out_valid_eq ? {480'h0, kernel_m_irq_data} : 512'h0);
-    assign _out_slice_skid_data_mux = _out_valid_eq_3
-                                      ? {_out_slice_skid_data_mux_5[127:106],
-                                         (_out_slice_skid_data_eq ? 10'h1 : out_dws[9:0]),
-                                         _out_slice_skid_data_mux_5[95:72],
-                                         ((_out_slice_skid_data_eq_2 | _out_slice_skid_data_eq)
-                                           ? 4'h0 : _out_slice_skid_data_mux_3),
-                                         (_out_slice_skid_data_eq ? 4'h0
-                                          : (_out_slice_skid_data_eq_2 ? _out_slice_skid_data_mux_3
-                                             : 4'hf)),
-                                         _out_slice_skid_data_mux_5[63:0]}
-                                      : 128'h0;
-    assign _out_slice_skid_data_or = _out_slice_skid_data_mux
-                                     | (_out_valid_eq_2
-                                        ? (record_rewrite_4dw
-                                           ? {record_rewrite_dw0, record_rewrite_dw1,
-                                              kernel_m_cpl_addr[63:2], 2'h0}
-                                           : {record_rewrite_dw0, record_rewrite_dw1,
-                                              kernel_m_cpl_addr[31:2], 2'h0, 32'h0})
-                                        : 128'h0)
-                                     | (_out_valid_eq
-                                        ? (msg_rewrite_4dw
-                                           ? {msg_rewrite_dw0, msg_rewrite_dw1,
-                                              kernel_m_irq_addr[63:2], 2'h0}
-                                           : {msg_rewrite_dw0, msg_rewrite_dw1,
-                                              kernel_m_irq_addr[31:2], 2'h0, 32'h0})
-                                        : 128'h0);
-    assign _out_slice_skid_data_concat = {_out_slice_skid_data_mux_2,
-                                         (_out_valid_eq_3 ? out_first : 1'h1),
-                                         ((_out_valid_eq_3 ? _out_slice_skid_data_concat_2 : 16'h0)
-                                           | (_out_valid_eq_2 ? 16'hff : 16'h0)
-                                           | (_out_valid_eq ? 16'h1 : 16'h0)),
-                                         _out_slice_skid_data_or_2, _out_slice_skid_data_or};
+    assign _out_slice_skid_eop_mux = _out_valid_eq_3 ? _out_slice_skid_keep_mux[576] : 1'h1;
+    assign _out_slice_skid_hdr_mux = _out_valid_eq_3
+                                     ? {_out_slice_skid_hdr_mux_3[127:106],
+                                        (_out_slice_skid_hdr_eq ? 10'h1 : out_dws[9:0]),
+                                        _out_slice_skid_hdr_mux_3[95:72],
+                                        ((_out_slice_skid_hdr_eq_2 | _out_slice_skid_hdr_eq) ? 4'h0
+                                          : _out_slice_skid_hdr_mux_2),
+                                        (_out_slice_skid_hdr_eq ? 4'h0
+                                         : (_out_slice_skid_hdr_eq_2 ? _out_slice_skid_hdr_mux_2
+                                            : 4'hf)),
+                                        _out_slice_skid_hdr_mux_3[63:0]}
+                                     : 128'h0;
+    assign _out_slice_skid_hdr_or = _out_slice_skid_hdr_mux
+                                    | (_out_valid_eq_2
+                                       ? (record_rewrite_4dw
+                                          ? {record_rewrite_dw0, record_rewrite_dw1,
+                                             kernel_m_cpl_addr[63:2], 2'h0}
+                                          : {record_rewrite_dw0, record_rewrite_dw1,
+                                             kernel_m_cpl_addr[31:2], 2'h0, 32'h0})
+                                       : 128'h0)
+                                    | (_out_valid_eq
+                                       ? (msg_rewrite_4dw
+                                          ? {msg_rewrite_dw0, msg_rewrite_dw1,
+                                             kernel_m_irq_addr[63:2], 2'h0}
+                                          : {msg_rewrite_dw0, msg_rewrite_dw1,
+                                             kernel_m_irq_addr[31:2], 2'h0, 32'h0})
+                                       : 128'h0);
+    assign _out_slice_skid_data_or = (_out_valid_eq_3 ? _out_slice_skid_keep_mux[511:0] : 512'h0)
+                                     | (_out_valid_eq_2 ? {256'h0, kernel_m_cpl_data} : 512'h0)
+                                     | (_out_valid_eq ? {480'h0, kernel_m_irq_data} : 512'h0);
+    assign _out_slice_skid_keep_concat = {(|_out_slice_skid_keep_mux[575:572]),
+                                         (|_out_slice_skid_keep_mux[571:568]),
+                                         (|_out_slice_skid_keep_mux[567:564]),
+                                         (|_out_slice_skid_keep_mux[563:560]),
+                                         (|_out_slice_skid_keep_mux[559:556]),
+                                         (|_out_slice_skid_keep_mux[555:552]),
+                                         (|_out_slice_skid_keep_mux[551:548]),
+                                         (|_out_slice_skid_keep_mux[547:544]),
+                                         (|_out_slice_skid_keep_mux[543:540]),
+                                         (|_out_slice_skid_keep_mux[539:536]),
+                                         (|_out_slice_skid_keep_mux[535:532]),
+                                         (|_out_slice_skid_keep_mux[531:528]),
+                                         (|_out_slice_skid_keep_mux[527:524]),
+                                         (|_out_slice_skid_keep_mux[523:520]),
+                                         (|_out_slice_skid_keep_mux[519:516]),
+                                         (|_out_slice_skid_keep_mux[515:512])};
+    assign _out_slice_skid_keep_or = (_out_valid_eq_3 ? _out_slice_skid_keep_concat : 16'h0)
+                                     | (_out_valid_eq_2 ? 16'hff : 16'h0)
+                                     | (_out_valid_eq ? 16'h1 : 16'h0);
+    assign _out_slice_skid_sop_mux = _out_valid_eq_3 ? out_first : 1'h1;
     assign out_slice_out_ready = m_tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
+    assign _out_slice_skid_hdr_and = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
-    assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2
-                                 & _out_slice_skid_data_mux_2;
-    assign unused = &{1'b0, _in_slice_skid_data_add[5:0], in_slice_data[95:80],
-                    in_slice_data[658:657], in_slice_data[679:660], in_out_address[1:0],
-                    _out_slice_skid_data_mux_5[71:64], _out_slice_skid_data_mux_5[105:96],
+    assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2 & _out_slice_skid_eop_mux;
+    assign unused = &{1'b0, in_mux_data[658:657], in_slice_hdr[95:80], in_out_address[1:0],
+                    _out_slice_skid_hdr_mux_3[71:64], _out_slice_skid_hdr_mux_3[105:96],
                     kernel_s1_tready, kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0],
                     _out_dws_add[1:0]};
 
     onic_slot1_kernel kernel ( // hdlgen/internal/slot/slot.go:410
         .clk(clk),
         .rst(rst),
-        .s_tdata(in_slice_data[639:128]),
-        .s_tkeep({{3{in_slice_data[655]}}, in_slice_data[655:654], {2{in_slice_data[654]}},
-                 in_slice_data[654:653], {2{in_slice_data[653]}}, in_slice_data[653:652],
-                 {2{in_slice_data[652]}}, in_slice_data[652:651], {2{in_slice_data[651]}},
-                 in_slice_data[651:650], {2{in_slice_data[650]}}, in_slice_data[650:649],
-                 {2{in_slice_data[649]}}, in_slice_data[649:648], {2{in_slice_data[648]}},
-                 in_slice_data[648:647], {2{in_slice_data[647]}}, in_slice_data[647:646],
-                 {2{in_slice_data[646]}}, in_slice_data[646:645], {2{in_slice_data[645]}},
-                 in_slice_data[645:644], {2{in_slice_data[644]}}, in_slice_data[644:643],
-                 {2{in_slice_data[643]}}, in_slice_data[643:642], {2{in_slice_data[642]}},
-                 in_slice_data[642:641], {2{in_slice_data[641]}}, in_slice_data[641:640],
-                 {3{in_slice_data[640]}}}),
-        .s_tlast(in_slice_data[659]),
+        .s_tdata(in_slice_data),
+        .s_tkeep({{3{in_slice_keep[15]}}, in_slice_keep[15:14], {2{in_slice_keep[14]}},
+                 in_slice_keep[14:13], {2{in_slice_keep[13]}}, in_slice_keep[13:12],
+                 {2{in_slice_keep[12]}}, in_slice_keep[12:11], {2{in_slice_keep[11]}},
+                 in_slice_keep[11:10], {2{in_slice_keep[10]}}, in_slice_keep[10:9],
+                 {2{in_slice_keep[9]}}, in_slice_keep[9:8], {2{in_slice_keep[8]}},
+                 in_slice_keep[8:7], {2{in_slice_keep[7]}}, in_slice_keep[7:6],
+                 {2{in_slice_keep[6]}}, in_slice_keep[6:5], {2{in_slice_keep[5]}},
+                 in_slice_keep[5:4], {2{in_slice_keep[4]}}, in_slice_keep[4:3],
+                 {2{in_slice_keep[3]}}, in_slice_keep[3:2], {2{in_slice_keep[2]}},
+                 in_slice_keep[2:1], {2{in_slice_keep[1]}}, in_slice_keep[1:0],
+                 {3{in_slice_keep[0]}}}),
+        .s_tlast(in_slice_eop),
         .s_tvalid(in_to_kernel),
         .s1_tdata(512'h0),
         .s1_tkeep(64'h0),
@@ -651,7 +659,31 @@ module onic_slot1 (
 
     always @(posedge clk) begin
         if (in_slice_load) begin
-            in_slice_data <= in_slice_skid_valid ? in_slice_skid_data : _in_slice_skid_data_concat;
+            in_slice_hdr <= in_slice_skid_valid ? in_slice_skid_hdr : in_mux_data[127:0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (in_slice_load) begin
+            in_slice_data <= in_slice_skid_valid ? in_slice_skid_data : in_mux_data[639:128];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (in_slice_load) begin
+            in_slice_keep <= in_slice_skid_valid ? in_slice_skid_keep : in_mux_data[655:640];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (in_slice_load) begin
+            in_slice_sop <= in_slice_skid_valid ? in_slice_skid_sop : in_mux_data[656];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (in_slice_load) begin
+            in_slice_eop <= in_slice_skid_valid ? in_slice_skid_eop : in_mux_data[659];
         end
     end
 
@@ -664,8 +696,32 @@ module onic_slot1 (
     end
 
     always @(posedge clk) begin
-        if ((~in_slice_load) & in_mux_valid & in_slice_skid_empty) begin
-            in_slice_skid_data <= _in_slice_skid_data_concat;
+        if (_in_slice_skid_hdr_and) begin
+            in_slice_skid_hdr <= in_mux_data[127:0];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_in_slice_skid_hdr_and) begin
+            in_slice_skid_data <= in_mux_data[639:128];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_in_slice_skid_hdr_and) begin
+            in_slice_skid_keep <= in_mux_data[655:640];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_in_slice_skid_hdr_and) begin
+            in_slice_skid_sop <= in_mux_data[656];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_in_slice_skid_hdr_and) begin
+            in_slice_skid_eop <= in_mux_data[659];
         end
     end
 
@@ -673,7 +729,7 @@ module onic_slot1 (
         if (rst) begin
             in_dropping <= 1'h0;
         end else begin
-            in_dropping <= (in_slice_valid & in_ready) ? (_in_ready_mux & (~in_slice_data[659]))
+            in_dropping <= (in_slice_valid & in_ready) ? (_in_ready_mux & (~in_slice_eop))
                            : in_dropping;
         end
     end
@@ -880,8 +936,7 @@ module onic_slot1 (
         if (rst) begin
             out_busy <= 1'h0;
         end else begin
-            out_busy <= _jobs_out_ready_and_2 ? (~_out_slice_skid_data_mux_2)
-                        : (out_busy | out_valid);
+            out_busy <= _jobs_out_ready_and_2 ? (~_out_slice_skid_eop_mux) : (out_busy | out_valid);
         end
     end
 
@@ -897,7 +952,7 @@ module onic_slot1 (
         if (rst) begin
             out_first <= 1'h1;
         end else begin
-            out_first <= _jobs_out_ready_and_2 ? _out_slice_skid_data_mux_2 : out_first;
+            out_first <= _jobs_out_ready_and_2 ? _out_slice_skid_eop_mux : out_first;
         end
     end
 
@@ -911,8 +966,31 @@ module onic_slot1 (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : _out_slice_skid_hdr_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : _out_slice_skid_data_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : _out_slice_skid_keep_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : _out_slice_skid_sop_mux;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : _out_slice_skid_eop_mux;
         end
     end
 
@@ -925,8 +1003,32 @@ module onic_slot1 (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (_out_slice_skid_hdr_and) begin
+            out_slice_skid_hdr <= _out_slice_skid_hdr_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_out_slice_skid_hdr_and) begin
+            out_slice_skid_data <= _out_slice_skid_data_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_out_slice_skid_hdr_and) begin
+            out_slice_skid_keep <= _out_slice_skid_keep_or;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_out_slice_skid_hdr_and) begin
+            out_slice_skid_sop <= _out_slice_skid_sop_mux;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (_out_slice_skid_hdr_and) begin
+            out_slice_skid_eop <= _out_slice_skid_eop_mux;
         end
     end
 
@@ -963,11 +1065,11 @@ module onic_slot1 (
     assign s_axil_rdata = kernel_s_axil_rdata;
     assign s_axil_rresp = kernel_s_axil_rresp;
     assign out_malformed = out_malformed_count;
-    assign m_tlp_hdr = out_slice_data[127:0];
-    assign m_tlp_data = out_slice_data[639:128];
-    assign m_tlp_keep = out_slice_data[655:640];
-    assign m_tlp_sop = out_slice_data[656];
-    assign m_tlp_eop = out_slice_data[657];
+    assign m_tlp_hdr = out_slice_hdr;
+    assign m_tlp_data = out_slice_data;
+    assign m_tlp_keep = out_slice_keep;
+    assign m_tlp_sop = out_slice_sop;
+    assign m_tlp_eop = out_slice_eop;
     assign m_tlp_valid = out_slice_valid;
 endmodule
 
