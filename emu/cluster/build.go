@@ -395,7 +395,7 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	if o.mgr, err = manager.New(o.cfg.Manager, o.fn, o.self); err != nil {
 		return fmt.Errorf("onics[%d].manager.%v", o.idx, err)
 	}
-	o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
+	o.pl.set(o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth)
 	o.resetRegs()
 	for _, k := range o.d.Kernels {
 		if err := o.loadKernel(k); err != nil {

@@ -364,7 +364,7 @@ func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 			room = max(room, int64(scenario.HoldBeats-o.beats(&o.stuck[k].t)))
 		}
 	}
-	if pt.queued()+1 > o.cfg.HoldTLPs {
+	if pt.queued()+1 > o.d.HoldTLPs {
 		room = min(room, pt.l.QueuedRoom(pt.side)-1) // a TLP sent frees one
 	}
 	pt.l.NotifyRoom(pt.side, room, pt, evPortRoom)
@@ -824,7 +824,7 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		pt.issue(m, ready)
 		return
 	}
-	if b := o.beats(&m.t); o.d.Hold && len(pt.hold) < o.cfg.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
+	if b := o.beats(&m.t); o.d.Hold && len(pt.hold) < o.d.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
 		pt.hold = append(pt.hold, m)
 		pt.holdBeats += b
 		return
@@ -852,7 +852,7 @@ func (o *onicNode) beats(t *tlp.TLP) int {
 	if dws == 0 {
 		dws = 1024
 	}
-	per := o.cfg.DataWidth / 32
+	per := o.d.DataWidth / 32
 	return (dws + per - 1) / per
 }
 

@@ -203,7 +203,7 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 	rk, err := desc.Kernels([]desc.KernelConfig{kc}, o.cfg.Manager.Translation.Slots())
 	var ks [maxKernelSlots]*kernel
 	if err == nil {
-		ks, err = o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, rk)
+		ks, err = o.buildKernels(o.cfg.Manager, o.d.ClockMHz, rk)
 	}
 	if err != nil {
 		return fmt.Errorf("kernel image %s %s into slot %d of the running image %s %s: %v", k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, err)
@@ -219,7 +219,9 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 // starts.
 func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, ks []desc.Kernel) ([maxKernelSlots]*kernel, error) {
 	scratch := *o
-	scratch.cfg.Manager, scratch.cfg.ClockMHz = mc, clockMHz
+	d := *o.d
+	d.ClockMHz = clockMHz
+	scratch.cfg.Manager, scratch.d = mc, &d
 	scratch.kernels = [maxKernelSlots]*kernel{}
 	for _, k := range ks {
 		if k.Name == "" {
@@ -266,7 +268,7 @@ func (o *onicNode) reflashing(n int) sim.Time {
 // hold keeps m (for slot offset addr) until reflash r ends, or fails it.
 func (o *onicNode) hold(r *reflash, m *msg, addr uint64) {
 	rep := &o.deploys[r.rep]
-	if o.d.ReflashHold && len(r.held) < o.cfg.HoldTLPs {
+	if o.d.ReflashHold && len(r.held) < o.d.HoldTLPs {
 		r.held = append(r.held, heldMsg{m, addr})
 		rep.Held++
 		return
@@ -312,12 +314,12 @@ func (o *onicNode) reflashed(n int) {
 		o.mgr = r.mgr
 		o.cfg.Manager = r.spec.Manager
 		// The down policy is the image's, as its card's RTL has it.
-		// (The reflash policy stays the O-NIC's.)
-		o.cfg.DownPolicy, o.cfg.HoldTLPs = r.spec.DownPolicy, r.spec.HoldTLPs
-		r.d.ReflashHold, o.d = o.d.ReflashHold, r.d
+		// (The reflash policy and the ports' lane plan stay the O-NIC's:
+		// the board's, not the image's.)
+		r.d.ReflashHold, r.d.Lanes, o.d = o.d.ReflashHold, o.d.Lanes, r.d
 		mf := &r.im.Manifest
-		o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
-		o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
+		o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
+		o.pl.set(o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth)
 		o.resetRegs()
 		for j, k := range o.kernels {
 			if k != nil {

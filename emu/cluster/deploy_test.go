@@ -10,6 +10,7 @@ import (
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/firmware/build"
+	"onic/pcie/lanes"
 	"onic/testbenches/tools"
 )
 
@@ -214,6 +215,9 @@ func TestDeployDownPolicy(t *testing.T) {
 		c := scenario.TwoParty()
 		c.ONICs[0].Board = fastBoard
 		c.ONICs[0].DownPolicy = map[string]string{"hold": "fail", "fail": "hold"}[policy]
+		for i := range c.ONICs { // the board's, which a reflash keeps
+			c.ONICs[i].LanePlan = "4x28Gbps"
+		}
 		cl, err := Build(c)
 		if err != nil {
 			t.Fatal(err)
@@ -224,8 +228,8 @@ func TestDeployDownPolicy(t *testing.T) {
 		if _, err := cl.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if o := cl.onics[0].cfg; o.DownPolicy != policy || o.HoldTLPs != 77 {
-			t.Errorf("after deploying a %s image with hold_tlps 77, the O-NIC's down policy is %s, hold_tlps %d", policy, o.DownPolicy, o.HoldTLPs)
+		if d := cl.onics[0].d; d.Hold != (policy == "hold") || d.HoldTLPs != 77 || d.Lanes != (lanes.Plan{Lanes: 4, KbpsPerLane: 28_000_000}) {
+			t.Errorf("after deploying a %s image with hold_tlps 77, the O-NIC holds %v, hold_tlps %d, lane plan %v", policy, d.Hold, d.HoldTLPs, d.Lanes)
 		}
 	}
 }

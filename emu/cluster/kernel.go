@@ -174,7 +174,7 @@ var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair
 // loadKernel loads the resolved kernel kc into its slot: its timing is
 // its library kernel's cycle simulation, or an opaque kernel's figures.
 func (o *onicNode) loadKernel(kc desc.Kernel) error {
-	k := &kernel{o: o, cfg: kc, cycle: 1e6 / o.cfg.ClockMHz, first: -1, inputs: kc.Inputs, port: -1, limit: kc.PairBytes}
+	k := &kernel{o: o, cfg: kc, cycle: 1e6 / o.d.ClockMHz, first: -1, inputs: kc.Inputs, port: -1, limit: kc.PairBytes}
 	if kc.Library != nil {
 		var err error
 		if k.prof, err = kc.Library.Profile(); err != nil {

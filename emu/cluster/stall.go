@@ -82,7 +82,7 @@ type watch struct {
 
 // cycles is n of the O-NIC's clock cycles as simulated time.
 func (o *onicNode) cycles(n int) sim.Time {
-	return sim.Time(float64(n) * 1e6 / o.cfg.ClockMHz)
+	return sim.Time(float64(n) * 1e6 / o.d.ClockMHz)
 }
 
 // queued is how many TLPs wait at the port's end of its link.
@@ -129,13 +129,13 @@ func (pt *port) slow(now sim.Time, sent uint64) bool {
 		then, waitedThen = pt.w.sentAt[0], pt.w.waitedAt[0]
 	}
 	pt.w.sentAt[k], pt.w.waitedAt[k] = sent, waited
-	return waited-waitedThen >= o.cycles(o.cfg.EgressStallCycles)/2 && sent-then < uint64(manager.SlowTLPs(o.cfg.EgressStallCycles))
+	return waited-waitedThen >= o.cycles(o.d.EgressStallCycles)/2 && sent-then < uint64(manager.SlowTLPs(o.d.EgressStallCycles))
 }
 
 // full says whether the port's egress buffer (its link queue, counted as
 // the card's hold buffer counts) lacks room for one more TLP of beats.
 func (pt *port) full(beats int) bool {
-	return pt.queued()+1 > pt.o.cfg.HoldTLPs || pt.l.QueuedRoom(pt.side)+int64(beats) > scenario.HoldBeats
+	return pt.queued()+1 > pt.o.d.HoldTLPs || pt.l.QueuedRoom(pt.side)+int64(beats) > scenario.HoldBeats
 }
 
 // drained says whether a stalled port may take traffic again: once its
@@ -144,14 +144,14 @@ func (pt *port) full(beats int) bool {
 // take), as the card's is released.
 func (pt *port) drained() bool {
 	return pt.queued() == 0 || pt.o.d.Hold && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2 &&
-		pt.queued()+len(pt.hold) <= pt.o.cfg.HoldTLPs/2
+		pt.queued()+len(pt.hold) <= pt.o.d.HoldTLPs/2
 }
 
 // arm schedules the watchdog's next check.
 func (pt *port) arm() {
 	pt.w.armed = true
 	o := pt.o
-	o.c.s.After(o.cycles(o.cfg.EgressStallCycles)/4, pt, 0)
+	o.c.s.After(o.cycles(o.d.EgressStallCycles)/4, pt, 0)
 }
 
 // Handle is the port's watchdog check (the port is a sim.Handler of its
@@ -184,10 +184,10 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 	waited := now - pt.w.progress
 	slow := pt.slow(now, sent)
 	switch {
-	case waited >= o.cycles(o.cfg.CreditTimeoutCycles):
+	case waited >= o.cycles(o.d.CreditTimeoutCycles):
 		pt.retrainLink()
 		return
-	case !pt.w.stalled && (waited >= o.cycles(o.cfg.EgressStallCycles) || slow):
+	case !pt.w.stalled && (waited >= o.cycles(o.d.EgressStallCycles) || slow):
 		pt.stall()
 	}
 	if !pt.w.armed {
@@ -209,7 +209,7 @@ func (pt *port) stall() {
 		// The first queued, as many as the hold buffer has room for (TLPs
 		// and beats).
 		why = "hold-buffer-full"
-		tlps, beats := o.cfg.HoldTLPs-len(pt.hold), scenario.HoldBeats-pt.holdBeats
+		tlps, beats := o.d.HoldTLPs-len(pt.hold), scenario.HoldBeats-pt.holdBeats
 		pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
 			if tlps < 1 || p.Room > beats {
 				return false

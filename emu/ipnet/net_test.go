@@ -232,17 +232,36 @@ func outageAt1s() (scenario.Config, time.Duration) {
 // TestReconfigurationStall: pings sent every millisecond through a
 // circuit that goes dark are held by the O-NIC while its port is down
 // (down_policy hold): every one comes back, and the longest round trip
-// is the outage, within 10%.
+// is the outage, within 10%. The pings are real and timed by the wall
+// clock, so the bound allows what this machine adds away from the outage
+// too: how far simulated time fell behind, and the run's own worst
+// round trip well clear of the outage (scheduling hiccups of a few ms,
+// which otherwise fail the test when one lands on the held ping).
 func TestReconfigurationStall(t *testing.T) {
 	cfg, outage := outageAt1s()
 	n := startNet(t, cfg, Options{})
-	out := in(t, n, 0, "ping", "-c", "2000", "-i", "0.001", "-q", addr(n.Endpoints()[1]))
-	m := regexp.MustCompile(`(\d+) received.* = ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindStringSubmatch(strings.ReplaceAll(out, "\n", " "))
+	out := in(t, n, 0, "ping", "-c", "2000", "-i", "0.001", addr(n.Endpoints()[1]))
+	m := regexp.MustCompile(`(\d+) received`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("ping:\n%s", out)
 	}
-	maxRTT, _ := strconv.ParseFloat(m[4], 64)
-	t.Logf("ping through the reconfiguration: %s of 2000 back, rtt avg %s ms, max %.2f ms; the outage %v", m[1], m[3], maxRTT, outage)
+	rtt := map[int]float64{} // by icmp_seq, in ms
+	held, maxRTT := 0, 0.0
+	for _, x := range regexp.MustCompile(`icmp_seq=(\d+) .*time=([0-9.]+) ms`).FindAllStringSubmatch(out, -1) {
+		seq, _ := strconv.Atoi(x[1])
+		v, _ := strconv.ParseFloat(x[2], 64)
+		rtt[seq] = v
+		if seq >= 50 && v > maxRTT { // (past start-up: the outage is at 1 s)
+			held, maxRTT = seq, v
+		}
+	}
+	noise := 0.0 // the worst round trip away from the outage (and start-up)
+	for seq, v := range rtt {
+		if seq >= 50 && (seq < held-5 || seq > held+int(outage/time.Millisecond)+5) {
+			noise = max(noise, v)
+		}
+	}
+	t.Logf("ping through the reconfiguration: %s of 2000 back, max %.2f ms (icmp_seq %d), %.2f ms at most away from it; the outage %v", m[1], maxRTT, held, noise, outage)
 	if m[1] != "2000" {
 		t.Errorf("%s of 2000 pings came back", m[1])
 	}
@@ -253,8 +272,9 @@ func TestReconfigurationStall(t *testing.T) {
 	// Simulated time follows the wall clock only as closely as the
 	// machine lets it: a run that fell behind says by how much.
 	lag := time.Duration(r.MaxLagMs * float64(time.Millisecond))
-	if got := time.Duration(maxRTT * float64(time.Millisecond)); got < outage*9/10 || got > outage*11/10+lag {
-		t.Errorf("longest round trip %v, want the outage %v within 10%% (simulated time fell behind by up to %v)", got, outage, lag)
+	slack := lag + time.Duration(noise*float64(time.Millisecond))
+	if got := time.Duration(maxRTT * float64(time.Millisecond)); got < outage*9/10 || got > outage*11/10+slack {
+		t.Errorf("longest round trip %v, want the outage %v within 10%% (simulated time fell behind by up to %v; %.2f ms the worst round trip away from the outage)", got, outage, lag, noise)
 	}
 	if r.Cluster.Reconfigurations != 1 {
 		t.Errorf("%d reconfigurations, want 1", r.Cluster.Reconfigurations)
