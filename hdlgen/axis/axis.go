@@ -378,6 +378,8 @@ func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 // module for all widths.
 func SkidModule(w int) *ir.Module {
 	m := ir.NewModule("onic_axis_skid_" + strconv.Itoa(w))
+	m.Describe("s_", "The stream in: a word of WIDTH bits while s_tvalid, taken while s_tready (a register: the slice's skid register is empty).")
+	m.Describe("m_", "The same words out, a cycle later, from registers: m_tdata and m_tvalid; the word waits while m_tready is low, and a second one in the skid register.")
 	Output(m, "m", Skid(m, "slice", Input(m, "s", w)))
 	m.SetFamily(ir.Family{Name: "onic_axis_skid", Param: "WIDTH", Value: w, Build: SkidModule})
 	return m

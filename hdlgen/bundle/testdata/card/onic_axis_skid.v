@@ -7,9 +7,13 @@ module onic_axis_skid #(
 ) (
     input  wire clk,
     input  wire rst,
+    // The stream in: a word of WIDTH bits while s_tvalid, taken while s_tready (a register: the
+    // slice's skid register is empty).
     input  wire [WIDTH-1:0] s_tdata,
     input  wire s_tvalid,
     output wire s_tready,
+    // The same words out, a cycle later, from registers: m_tdata and m_tvalid; the word waits while
+    // m_tready is low, and a second one in the skid register.
     output wire [WIDTH-1:0] m_tdata,
     output wire m_tvalid,
     input  wire m_tready

@@ -12,11 +12,15 @@ module onic_cdc_fifo #(
     parameter integer WIDTH = 514,
     parameter integer ADDR = 4
 ) (
+    // The write side, on s_clk with its own reset: a word while s_valid,
+    // taken while s_ready (low while the FIFO is full).
     input  wire             s_clk,
     input  wire             s_rst,
     input  wire [WIDTH-1:0] s_data,
     input  wire             s_valid,
     output wire             s_ready,
+    // The read side, on m_clk with its own reset: the oldest word while
+    // m_valid, taken while m_ready.
     input  wire             m_clk,
     input  wire             m_rst,
     output wire [WIDTH-1:0] m_data,

@@ -6,6 +6,7 @@
 `default_nettype none
 
 module onic_cdc_sync (
+    // d from another clock domain; q, d two edges of clk later.
     input  wire clk,
     input  wire d,
     output wire q
