@@ -60,6 +60,17 @@ type Field struct {
 type Fields struct {
 	Valid, Ready ir.Value
 	Fields       []ir.Value
+	Names        []string // the fields' names, in order
+}
+
+// Field returns the value of the field called name (nil if none is).
+func (f Fields) Field(name string) ir.Value {
+	for i, n := range f.Names {
+		if n == name {
+			return f.Fields[i]
+		}
+	}
+	return ir.Value{}
 }
 
 // SkidFields is Skid for a word of named fields (valid and ready as a
@@ -79,6 +90,9 @@ func SkidFields(m *ir.Module, name string, valid, ready ir.Value, fields []Field
 		skidData[i] = m.RegNoReset(name+"_skid_"+f.Name, f.Value.Width())
 	}
 	out := Fields{Valid: outValid, Ready: m.Wire(name+"_out_ready", 1), Fields: outData}
+	for _, f := range fields {
+		out.Names = append(out.Names, f.Name)
+	}
 
 	// The input is ready while the skid register is empty: a register,
 	// so ready does not depend on the consumer within a cycle.
@@ -95,9 +109,15 @@ func SkidFields(m *ir.Module, name string, valid, ready ir.Value, fields []Field
 	// A word accepted while the output is stalled goes to the skid
 	// registers; they empty whenever the output loads.
 	m.SetNext(skidValid, m.Mux(load, m.Const(1, 0), pending))
+	// (A single field's word keeps Skid's names; several share the
+	// enable, named.)
+	park := m.And(m.Not(load), m.And(valid, skidEmpty))
+	if len(fields) > 1 {
+		park = m.Named(name+"_park", park)
+	}
 	for i, f := range fields {
 		m.SetNext(skidData[i], f.Value)
-		m.SetEnable(skidData[i], m.And(m.Not(load), m.And(valid, skidEmpty)))
+		m.SetEnable(skidData[i], park)
 	}
 	return out
 }

@@ -97,6 +97,10 @@ func TestReadableManager(t *testing.T) {
 // Vivado's DFX flow takes a partition's module out of context on its own.
 // Each module's share of generated names is logged: only the manager is
 // held under 10% so far.
+// underTenth are the card's modules held, like the manager, to under
+// 10% of generated names.
+var underTenth = regexp.MustCompile(`^onic_(top|pcie_manager|pcie4_(cq|cc|rq|rc|cfg_ext)|optlink_(framer|deframer)|axis_skid|cdc_fifo|cdc_sync)\.v$`)
+
 func TestReadableCard(t *testing.T) {
 	o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
 	if err != nil {
@@ -120,6 +124,11 @@ func TestReadableCard(t *testing.T) {
 		modules++
 		r := measure(f.Data)
 		t.Logf("%-34s %5d wires, %4.1f%% generated names", f.Name, r.wires, 100*float64(len(r.generated))/float64(max(r.wires, 1)))
+		// The modules brought under the manager's 10% stay there (the
+		// rest are not yet: docs/hdl.md has the figures).
+		if underTenth.MatchString(f.Name) && len(r.generated)*10 >= max(r.wires, 1) {
+			t.Errorf("%s: %d of %d wires have generated names (want under 10%%): %s", f.Name, len(r.generated), r.wires, strings.Join(r.generated, " "))
+		}
 		for _, e := range append(r.twice, r.constant...) {
 			t.Errorf("%s: %s", f.Name, e)
 		}

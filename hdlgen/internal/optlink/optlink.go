@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
@@ -207,7 +208,7 @@ func FramerModule() *ir.Module {
 	tok := m.Named("token", m.Concat(m.Const(8, Marker), epoch, payloadDWs(m, hdr), seq))
 	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: ready}, sop, eop, m.Concat(hdr, tok),
 		func(_, _, _ ir.Value) ir.Value { return m.Const(1, 0) })
-	realign.Unpack(m, out, "frame_", []realign.Field{{Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "last", Width: 1}})
+	realign.Outputs(m, out, "frame_", "data", "keep", "last")
 	m.Output("frame_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("frame_ready", 1))
 	return m
@@ -229,9 +230,8 @@ func DeframerModule() *ir.Module {
 	ready := m.Wire("in_ready_w", 1)
 	m.Output("in_ready", ready)
 	hdr := m.Named("slot_hdr", m.Slice(data, 32, hdrBits))
-	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: ready}, last, hdr, FrontDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "data", Width: dataBits},
-		{Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: ready}, last, []axis.Field{{Name: "hdr", Value: hdr}}, FrontDWs)
+	realign.Outputs(m, out, "tlp_", "hdr", "data", "keep", "sop", "eop")
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 	return m

@@ -63,5 +63,5 @@ func CC(m *ir.Module) {
 	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
 	// Registered toward the block: its interface is a hard block's
 	// input, and the descriptor is built from the header in this cycle.
-	realign.SkidOut(m, "cc_out", out, "s_axis_cc_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: CCUserBits}})
+	realign.SkidOut(m, "cc_out", out, "s_axis_cc_")
 }

@@ -12,6 +12,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
@@ -96,17 +97,18 @@ func CQ(m *ir.Module) {
 	// differ only in their last two DWs: the 3-DW form's DW2 is the
 	// address's low DW (its two low bits, the processing hint, zero) and
 	// its DW3 is not sent, so both are the 4-DW layout of one value.
-	lastDWs := m.Mux(fourDW, addr, m.Concat(m.Slice(addr, 0, 32), m.Const(32, 0)))
+	lastDWs := m.Named("cq_addr_dws", m.Mux(fourDW, addr, m.Concat(m.Slice(addr, 0, 32), m.Const(32, 0))))
 	hdr := m.Named("cq_hdr", tlphdr.Compose(m, hdrBits, tlp.ClassMemory, tlp.Fmt4DW,
-		tlphdr.Set{Name: "fmt", V: m.Concat(m.Const(1, 0), hasData, fourDW)}, tlphdr.Set{Name: "type", V: m.ROM(rt, 5, typTab)},
+		tlphdr.Set{Name: "fmt", V: m.Concat(m.Const(1, 0), hasData, fourDW)}, tlphdr.Set{Name: "type", V: m.Named("cq_type", m.ROM(rt, 5, typTab))},
 		tlphdr.Set{Name: "tc", V: fieldOf(pg213.ReqTC)}, tlphdr.Set{Name: "attr", V: attr}, tlphdr.Set{Name: "at", V: fieldOf(pg213.ReqAT)},
 		tlphdr.Set{Name: "length", V: m.Slice(fieldOf(pg213.ReqDWCount), 0, 10)}, // 1024 is 0
 		tlphdr.Set{Name: "requester_id", V: fieldOf(pg213.ReqRequesterID)}, tlphdr.Set{Name: "tag", V: m.Zext(fieldOf(pg213.ReqTag), 10)},
 		tlphdr.Set{Name: "last_be", V: field(m, user, pg213.UserLastBE)}, tlphdr.Set{Name: "first_be", V: field(m, user, pg213.UserFirstBE)},
 		tlphdr.Set{Name: "address", V: lastDWs}))
 
-	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, m.Slice(fieldOf(pg213.ReqTargetFn), 0, funcW), fieldOf(pg213.ReqBARID)), descDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "func", Width: funcW}, {Name: "bar", Width: pg213.ReqBARID.W}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, []axis.Field{{Name: "hdr", Value: hdr},
+		{Name: "func", Value: m.Slice(fieldOf(pg213.ReqTargetFn), 0, funcW)}, {Name: "bar", Value: fieldOf(pg213.ReqBARID)}}, descDWs)
+	realign.Outputs(m, out, "tlp_", "hdr", "func", "bar", "data", "keep", "sop", "eop")
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

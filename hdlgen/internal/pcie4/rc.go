@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
@@ -55,9 +56,9 @@ func RC(m *ir.Module) {
 		tlphdr.Set{Name: "requester_id", V: fieldOf(pg213.CplRequesterID)}, tlphdr.Set{Name: "tag", V: m.Zext(fieldOf(pg213.CplTag), 10)},
 		tlphdr.Set{Name: "lower_address", V: m.Slice(fieldOf(pg213.CplRCLowerAddress), 0, 7)}))
 
-	meta := m.Concat(hdr, fieldOf(pg213.CplErrorCode), fieldOf(pg213.CplRequestDone)) // header, error code, request completed
+	meta := []axis.Field{{Name: "hdr", Value: hdr}, {Name: "error", Value: fieldOf(pg213.CplErrorCode)}, {Name: "done", Value: fieldOf(pg213.CplRequestDone)}}
 	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, meta, rcDescDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: rcDescBits}, {Name: "error", Width: pg213.CplErrorCode.W}, {Name: "done", Width: 1}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	realign.Outputs(m, out, "tlp_", "hdr", "error", "done", "data", "keep", "sop", "eop")
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

@@ -57,7 +57,8 @@ func RQ(m *ir.Module) {
 	fourDW := m.Slice(fmtBits, 0, 1) // Fmt bit 0
 	length := hf("length", tlp.Fmt3DW)
 	dwCount := m.Concat(m.Eq(length, m.Const(10, 0)), length) // 0 encodes 1024
-	addr := m.Named("rq_addr", m.Slice(m.Mux(fourDW, hf("address", tlp.Fmt4DW), m.Zext(hf("address", tlp.Fmt3DW), 64)), 2, 62))
+	byteAddr := m.Named("rq_byte_addr", m.Mux(fourDW, hf("address", tlp.Fmt4DW), m.Zext(hf("address", tlp.Fmt3DW), 64)))
+	addr := m.Named("rq_addr", m.Slice(byteAddr, 2, 62))
 	rt := m.Named("rq_request_type", m.ROM(m.Concat(m.Slice(fmtBits, 1, 1), hf("type", tlp.Fmt3DW)), pg213.ReqType.W, rqTypes()))
 	desc := m.Named("rq_desc", pack(m, descBits,
 		part{pg213.ReqAttr, hf("attr", tlp.Fmt3DW)}, part{pg213.ReqTC, hf("tc", tlp.Fmt3DW)},
@@ -67,10 +68,10 @@ func RQ(m *ir.Module) {
 	firstBE, lastBE := hf("first_be", tlp.Fmt3DW), hf("last_be", tlp.Fmt3DW)
 
 	// The packet's byte enables, for tuser on each of its beats.
-	be := m.Concat(lastBE, firstBE)
+	be := m.Named("rq_be", m.Concat(lastBE, firstBE))
 	heldBE := m.RegNoReset("held_be", 8)
 	user := func(first, last, keep ir.Value) ir.Value {
-		b := m.Mux(first, be, heldBE)
+		b := m.Named("beat_be", m.Mux(first, be, heldBE))
 		return m.Concat(m.Const(RQUserBits-32, 0), m.Mux(last, realign.LastDW(m, keep), m.Const(4, 0)),
 			m.Const(1, 0), last, m.Const(5, 0), first, m.Const(4, 0), // is_eop0_ptr, is_eop, is_sop, addr_offset
 			m.Const(4, 0), m.Slice(b, 4, 4), m.Const(4, 0), m.Slice(b, 0, 4)) // last_be, first_be (of the beat's first TLP)
@@ -80,5 +81,5 @@ func RQ(m *ir.Module) {
 	// input, and the descriptor is built from the header in this cycle.
 	m.SetNext(heldBE, be)
 	m.SetEnable(heldBE, m.And(m.And(valid, inReady), sop))
-	realign.SkidOut(m, "rq_out", out, "s_axis_rq_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: RQUserBits}})
+	realign.SkidOut(m, "rq_out", out, "s_axis_rq_")
 }

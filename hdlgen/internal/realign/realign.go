@@ -11,7 +11,6 @@ package realign
 import (
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
-	"strings"
 )
 
 // KeepBits is the number of DWs in a beat.
@@ -25,57 +24,71 @@ type Beats struct {
 
 // Strip is the receive side (CQ, RC, the optical deframer): each packet's first
 // beat starts with a descDWs-DW descriptor, which meta (the header and
-// sideband worked out from it) replaces; the payload after it is
-// realigned to start at byte 0, each output beat one input beat's last
-// (16 - descDWs) DWs and the next one's first descDWs. A packet costs its
-// beats plus one cycle: its last bytes leave on their own. The result,
-// through a skid buffer, packs meta, data, keep, sop and eop, most
-// significant first.
-func Strip(m *ir.Module, in Beats, last, meta ir.Value, descDWs int) axis.Stream {
+// sideband worked out from it, as named fields) replaces; the payload
+// after it is realigned to start at byte 0, each output beat one input
+// beat's last (16 - descDWs) DWs and the next one's first descDWs. A
+// packet costs its beats plus one cycle: its last bytes leave on their
+// own. The result comes through a register slice that keeps each field
+// apart (axis.SkidFields): meta's fields, then data, keep, sop and eop.
+func Strip(m *ir.Module, in Beats, last ir.Value, meta []axis.Field, descDWs int) axis.Fields {
 	ir.Helper()
 	restDWs := KeepBits - descDWs
 	held := m.RegNoReset("held_data", 32*restDWs)
 	heldKeep := m.RegNoReset("held_keep", restDWs)
-	heldMeta := m.RegNoReset("held_meta", meta.Width())
+	heldMeta := make([]ir.Value, len(meta))
+	for i, f := range meta {
+		heldMeta[i] = m.RegNoReset("held_"+f.Name, f.Value.Width())
+	}
 	heldValid := m.Reg("held_valid", 1, 0)
 	heldFirst := m.RegNoReset("held_first", 1) // the beat will be its packet's first
 	heldLast := m.Reg("held_last", 1, 0)       // the packet's input has ended: flush without waiting
 
 	// Combine the held DWs with the next beat's first ones, or flush them
 	// alone after the packet's last beat.
-	combine := m.Named("combine", m.And(heldValid, m.And(m.Not(heldLast), in.Valid)))
+	open := m.Named("held_open", m.Not(heldLast)) // the held packet's input goes on
+	empty := m.Named("held_empty", m.Not(heldValid))
+	combine := m.Named("combine", m.And(heldValid, m.And(open, in.Valid)))
 	flush := m.Named("flush", m.And(heldValid, heldLast))
 	outValid := m.Named("out_valid", m.Or(combine, flush))
-	restKeep := m.Slice(in.Keep, descDWs, restDWs)
+	restKeep := m.Named("rest_keep", m.Slice(in.Keep, descDWs, restDWs))
 	restEmpty := m.Named("rest_empty", m.Eq(restKeep, m.Const(restDWs, 0)))
-	outData := m.Concat(m.Mux(flush, m.Const(32*descDWs, 0), m.Slice(in.Data, 0, 32*descDWs)), held)
-	outKeep := m.Concat(m.Mux(flush, m.Const(descDWs, 0), m.Slice(in.Keep, 0, descDWs)), heldKeep)
+	nextData := m.Named("next_data", m.Mux(flush, m.Const(32*descDWs, 0), m.Slice(in.Data, 0, 32*descDWs)))
+	nextKeep := m.Named("next_keep", m.Mux(flush, m.Const(descDWs, 0), m.Slice(in.Keep, 0, descDWs)))
 	outEOP := m.Named("out_eop", m.Or(flush, m.And(last, restEmpty)))
-	outS := axis.New(m, "out", m.Concat(heldMeta, outData, outKeep, heldFirst, outEOP), outValid)
+	fields := make([]axis.Field, 0, len(meta)+4)
+	for i, f := range meta {
+		fields = append(fields, axis.Field{Name: f.Name, Value: heldMeta[i]})
+	}
+	fields = append(fields, axis.Field{Name: "data", Value: m.Named("out_data", m.Concat(nextData, held))},
+		axis.Field{Name: "keep", Value: m.Named("out_keep", m.Concat(nextKeep, heldKeep))},
+		axis.Field{Name: "sop", Value: heldFirst}, axis.Field{Name: "eop", Value: outEOP})
+	outReady := m.Wire("out_ready", 1)
 
 	// An input beat is taken when nothing is held (a packet's first
 	// beat), or when the held DWs go out with it.
-	ready := m.Or(m.Not(heldValid), m.And(m.Not(heldLast), outS.Ready))
+	ready := m.Named("accept", m.Or(empty, m.And(open, outReady)))
 	m.Assign(in.Ready, ready)
 	take := m.Named("take", m.And(in.Valid, ready))
-	sent := m.Named("sent", m.And(outValid, outS.Ready))
-	start := m.Named("start", m.And(take, m.Not(heldValid)))
+	sent := m.Named("sent", m.And(outValid, outReady))
+	start := m.Named("start", m.And(take, empty))
 	m.SetNext(held, m.Slice(in.Data, 32*descDWs, 32*restDWs))
 	m.SetEnable(held, take)
 	m.SetNext(heldKeep, restKeep)
 	m.SetEnable(heldKeep, take)
-	m.SetNext(heldMeta, meta)
-	m.SetEnable(heldMeta, start)
+	for i, f := range meta {
+		m.SetNext(heldMeta[i], f.Value)
+		m.SetEnable(heldMeta[i], start)
+	}
 	m.SetNext(heldFirst, start)
 	m.SetEnable(heldFirst, m.Or(start, sent))
 	// What is held after this edge: a packet continues while its input
 	// has not ended, and its last DWs wait for a flush unless they went
 	// out with the beat that ended it; a one-beat packet (even one with
 	// no payload, a read's header) is flushed on its own.
-	nextValid := m.Mux(take, m.Or(m.Not(last), m.Not(restEmpty)), m.And(heldValid, m.Not(m.And(flush, sent))))
+	nextValid := m.Named("held_valid_next", m.Mux(take, m.Or(m.Not(last), m.Not(restEmpty)), m.And(heldValid, m.Not(m.And(flush, sent)))))
 	m.SetNext(heldValid, m.Mux(m.And(start, last), m.Const(1, 1), nextValid))
 	m.SetNext(heldLast, m.Mux(take, last, m.And(heldLast, m.Not(sent))))
-	return axis.Skid(m, "out_slice", outS)
+	return axis.SkidFields(m, "out_slice", outValid, outReady, fields)
 }
 
 // Prepend is the transmit side (CC, RQ, the optical framer): a descDWs-DW
@@ -84,9 +97,9 @@ func Strip(m *ir.Module, in Beats, last, meta ir.Value, descDWs int) axis.Stream
 // last descDWs DWs and the next one's first (16 - descDWs); a packet
 // whose last beat overflows takes one more cycle. user builds the
 // beat's tuser from whether it is a packet's first beat, its last, and its
-// keep. The result, through a skid buffer, packs data, keep, last and
-// tuser, most significant first.
-func Prepend(m *ir.Module, in Beats, sop, eop, desc ir.Value, user func(first, last, keep ir.Value) ir.Value) axis.Stream {
+// keep. The result comes through a register slice that keeps each field
+// apart (axis.SkidFields): data, keep, last and user.
+func Prepend(m *ir.Module, in Beats, sop, eop, desc ir.Value, user func(first, last, keep ir.Value) ir.Value) axis.Fields {
 	ir.Helper()
 	descDWs := desc.Width() / 32
 	restDWs := KeepBits - descDWs
@@ -94,26 +107,28 @@ func Prepend(m *ir.Module, in Beats, sop, eop, desc ir.Value, user func(first, l
 	heldKeep := m.RegNoReset("held_keep", descDWs)
 	flush := m.Reg("flush", 1, 0)
 
-	upper := m.Slice(in.Keep, restDWs, descDWs)
-	upperEmpty := m.Eq(upper, m.Const(descDWs, 0))
-	low := m.Mux(flush, m.Const(32*restDWs, 0), m.Slice(in.Data, 0, 32*restDWs))
-	lowKeep := m.Mux(flush, m.Const(restDWs, 0), m.Slice(in.Keep, 0, restDWs))
-	first := m.Named("first", m.And(m.Not(flush), sop))
-	outData := m.Concat(low, m.Mux(first, desc, held))
+	upper := m.Named("upper_keep", m.Slice(in.Keep, restDWs, descDWs))
+	upperEmpty := m.Named("upper_empty", m.Eq(upper, m.Const(descDWs, 0)))
+	low := m.Named("low_data", m.Mux(flush, m.Const(32*restDWs, 0), m.Slice(in.Data, 0, 32*restDWs)))
+	lowKeep := m.Named("low_keep", m.Mux(flush, m.Const(restDWs, 0), m.Slice(in.Keep, 0, restDWs)))
+	open := m.Named("open", m.Not(flush)) // no packet's last DWs wait to go alone
+	first := m.Named("first", m.And(open, sop))
+	outData := m.Named("out_data", m.Concat(low, m.Named("front_data", m.Mux(first, desc, held))))
 	outKeep := m.Named("out_keep", m.Concat(lowKeep, m.Mux(first, m.Const(descDWs, 1<<descDWs-1), heldKeep)))
 	outLast := m.Named("out_last", m.Or(flush, m.And(eop, upperEmpty)))
 	outValid := m.Named("out_valid", m.Or(flush, in.Valid))
-	outS := axis.New(m, "out", m.Concat(outData, outKeep, outLast, user(first, outLast, outKeep)), outValid)
+	outReady := m.Wire("out_ready", 1)
 
-	ready := m.And(m.Not(flush), outS.Ready)
+	ready := m.Named("accept", m.And(open, outReady))
 	m.Assign(in.Ready, ready)
 	take := m.Named("take", m.And(in.Valid, ready))
 	m.SetNext(held, m.Slice(in.Data, 32*restDWs, desc.Width()))
 	m.SetEnable(held, take)
 	m.SetNext(heldKeep, upper)
 	m.SetEnable(heldKeep, take)
-	m.SetNext(flush, m.Mux(take, m.And(eop, m.Not(upperEmpty)), m.And(flush, m.Not(outS.Ready))))
-	return axis.Skid(m, "out_slice", outS)
+	m.SetNext(flush, m.Mux(take, m.And(eop, m.Not(upperEmpty)), m.And(flush, m.Not(outReady))))
+	return axis.SkidFields(m, "out_slice", outValid, outReady, []axis.Field{{Name: "data", Value: outData}, {Name: "keep", Value: outKeep},
+		{Name: "last", Value: outLast}, {Name: "user", Value: m.Named("out_user", user(first, outLast, outKeep))}})
 }
 
 // LastDW is the index of the highest set bit of keep (a contiguous run
@@ -127,41 +142,29 @@ func LastDW(m *ir.Module, keep ir.Value) ir.Value {
 	return m.Named("eop_ptr", ptr)
 }
 
-// Unpack drives outputs named prefix+name from s's packed data, most
-// significant first, and s's valid and ready as prefix+valid/ready.
-func Unpack(m *ir.Module, s axis.Stream, prefix string, fields []Field) {
+// Outputs drives an output prefix+name from each of f's fields named
+// in names.
+func Outputs(m *ir.Module, f axis.Fields, prefix string, names ...string) {
 	ir.Helper()
-	v := s.Data
-	at := v.Width()
-	for _, f := range fields {
-		at -= f.Width
-		m.Output(prefix+f.Name, m.Slice(v, at, f.Width))
+	for _, n := range names {
+		m.Output(prefix+n, f.Field(n))
 	}
 }
 
-// SkidOut puts s through a register slice toward outputs prefix+name:
-// the fields of its packed data (most significant first) each keep
-// registers of their own (axis.SkidFields, named name_<field>), and the
-// slice's valid leaves as prefix+"tvalid", its ready coming from the
-// input prefix+"tready".
-func SkidOut(m *ir.Module, name string, s axis.Stream, prefix string, fields []Field) {
+// SkidOut puts f through one more register slice toward a hard block's
+// inputs, prefix+"t"+name for each of its fields (axis.SkidFields, named
+// name_<field>); the slice's valid leaves as prefix+"tvalid", its ready
+// comes from the input prefix+"tready".
+func SkidOut(m *ir.Module, name string, f axis.Fields, prefix string) {
 	ir.Helper()
-	at := s.Data.Width()
-	in := make([]axis.Field, len(fields))
-	for i, f := range fields {
-		at -= f.Width
-		in[i] = axis.Field{Name: strings.TrimPrefix(f.Name, "t"), Value: m.Slice(s.Data, at, f.Width)}
+	in := make([]axis.Field, len(f.Fields))
+	for i, v := range f.Fields {
+		in[i] = axis.Field{Name: f.Names[i], Value: v}
 	}
-	out := axis.SkidFields(m, name, s.Valid, s.Ready, in)
-	for i, f := range fields {
-		m.Output(prefix+f.Name, out.Fields[i])
+	out := axis.SkidFields(m, name, f.Valid, f.Ready, in)
+	for i, n := range out.Names {
+		m.Output(prefix+"t"+n, out.Fields[i])
 	}
 	m.Output(prefix+"tvalid", out.Valid)
 	m.Assign(out.Ready, m.Input(prefix+"tready", 1))
-}
-
-// Field is one output of a packed stream.
-type Field struct {
-	Name  string
-	Width int
 }

@@ -66,10 +66,10 @@ module onic_kernel_crc32c_append (
     reg  stage4_valid = 1'h0; // kernels/kernel.go:319
     reg  stage5_valid = 1'h0; // kernels/kernel.go:319
     reg  stage6_valid = 1'h0; // kernels/kernel.go:319
-    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:74
-    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:79
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:85
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:90
     wire s0_ready; // kernels/kernel.go:273
     wire _stage1_58_not; // kernels/crc.go:110
     wire _stage1_58_and_2; // kernels/crc.go:110
@@ -122,10 +122,10 @@ module onic_kernel_crc32c_append (
     wire res_ready; // hdlgen/axis/axis.go:23
     wire _step_go_and; // kernels/kernel.go:324
     wire _s0_ready_and; // kernels/kernel.go:346
-    wire out_out_ready; // hdlgen/axis/axis.go:81
-    wire out_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_load; // hdlgen/axis/axis.go:88
-    wire out_pending; // hdlgen/axis/axis.go:89
+    wire out_out_ready; // hdlgen/axis/axis.go:92
+    wire out_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_load; // hdlgen/axis/axis.go:102
+    wire out_pending; // hdlgen/axis/axis.go:103
     wire unused;
 
     assign s0_ready = _s0_ready_and;

@@ -72,10 +72,10 @@ module onic_kernel_histogram (
     reg  [31:0] _s_axil_rdata_memread = 32'h0; // kernels/hist.go:142
     reg  axil_read_bin = 1'h0; // hdlgen/axil/axil.go:71
     reg  [31:0] axil_reg = 32'h0; // hdlgen/axil/axil.go:71
-    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:74
-    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:79
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:85
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:90
     wire s0_ready; // kernels/kernel.go:273
     wire _s_axil_awready_and; // hdlgen/axil/axil.go:36
     wire _s_axil_arready_not; // hdlgen/axil/axil.go:46
@@ -107,10 +107,10 @@ module onic_kernel_histogram (
     wire [576:0] _out_skid_data_concat; // kernels/kernel.go:311
     wire res_ready; // hdlgen/axis/axis.go:23
     wire _s0_ready_and; // kernels/kernel.go:346
-    wire out_out_ready; // hdlgen/axis/axis.go:81
-    wire out_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_load; // hdlgen/axis/axis.go:88
-    wire out_pending; // hdlgen/axis/axis.go:89
+    wire out_out_ready; // hdlgen/axis/axis.go:92
+    wire out_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_load; // hdlgen/axis/axis.go:102
+    wire out_pending; // hdlgen/axis/axis.go:103
     wire unused;
 
 `ifndef SYNTHESIS

@@ -21,10 +21,10 @@ module onic_kernel_sum_int16_sat (
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:74
-    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:79
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:85
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:90
     wire s0_ready; // kernels/kernel.go:273
     wire s1_ready; // kernels/kernel.go:273
     wire [15:0] s0_lane31; // kernels/kernel.go:385
@@ -190,10 +190,10 @@ module onic_kernel_sum_int16_sat (
     wire _out_pending_and; // kernels/kernel.go:296
     wire [576:0] _out_skid_data_concat; // kernels/kernel.go:311
     wire res_ready; // hdlgen/axis/axis.go:23
-    wire out_out_ready; // hdlgen/axis/axis.go:81
-    wire out_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_load; // hdlgen/axis/axis.go:88
-    wire out_pending; // hdlgen/axis/axis.go:89
+    wire out_out_ready; // hdlgen/axis/axis.go:92
+    wire out_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_load; // hdlgen/axis/axis.go:102
+    wire out_pending; // hdlgen/axis/axis.go:103
     wire unused;
 
     assign s0_ready = (res_ready & s1_tvalid);

@@ -133,75 +133,75 @@ module onic_card (
     output wire [31:0] port_b_naks,
     output wire [31:0] port_b_malformed
 );
-    reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:116
-    reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:116
-    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:352
-    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
+    reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
+    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:372
+    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:373
     reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:534
-    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:352
-    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:372
+    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
     reg  no_slot_axil_rvalid = 1'h0; // hdlgen/axil/bus.go:66
-    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:352
-    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] to_host_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [1:0] to_host_slice_side = 2'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] to_host_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] to_host_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  to_host_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  to_host_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  to_host_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] to_host_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [1:0] to_host_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] to_host_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] to_host_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  to_host_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  to_host_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:352
-    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] rq_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [1:0] rq_slice_side = 2'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] rq_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] rq_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  rq_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  rq_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  rq_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] rq_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [1:0] rq_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] rq_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] rq_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  rq_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  rq_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:352
-    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:352
-    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] port_a_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] port_a_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] port_a_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  port_a_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  port_a_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  [10:0] port_a_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:74
-    reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] port_a_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] port_a_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] port_a_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:79
+    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:372
+    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] to_host_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [1:0] to_host_slice_side = 2'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] to_host_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] to_host_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  to_host_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  to_host_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  to_host_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] to_host_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [1:0] to_host_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] to_host_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] to_host_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  to_host_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  to_host_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:372
+    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] rq_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [1:0] rq_slice_side = 2'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] rq_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] rq_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  rq_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  rq_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  rq_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] rq_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [1:0] rq_slice_skid_side = 2'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] rq_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] rq_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  rq_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  rq_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:372
+    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:372
+    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] port_a_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] port_a_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] port_a_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  port_a_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  port_a_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [10:0] port_a_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:85
+    reg  port_a_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] port_a_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] port_a_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] port_a_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
     reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
     reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
     reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
-    reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:114
-    reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:115
-    reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:118
-    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:131
-    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:137
+    reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
+    reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
+    reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
+    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:151
+    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:157
     reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
     reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
     reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
@@ -209,32 +209,32 @@ module onic_card (
     reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
     reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
     reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
-    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:352
-    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] port_b_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] port_b_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] port_b_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  port_b_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  port_b_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  [10:0] port_b_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:74
-    reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] port_b_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] port_b_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] port_b_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:79
+    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:372
+    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] port_b_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] port_b_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] port_b_hold_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  port_b_hold_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  port_b_hold_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [10:0] port_b_hold_slice_need = 11'h0; // hdlgen/axis/axis.go:85
+    reg  port_b_hold_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] port_b_hold_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] port_b_hold_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] port_b_hold_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
     reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
     reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
     reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
-    reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:114
-    reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:115
-    reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:118
-    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:131
-    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:137
+    reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
+    reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
+    reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
+    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:151
+    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:157
     reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
     reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
     reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
@@ -255,17 +255,17 @@ module onic_card (
     wire req_tags_valid; // hdlgen/internal/card/build.go:146
     wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:415
     wire rq_tags_ready; // hdlgen/internal/card/build.go:417
-    wire host_in_last_is0; // hdlgen/axis/axis.go:194
-    wire host_in_last_is1; // hdlgen/axis/axis.go:194
-    wire host_in_in0_idle; // hdlgen/axis/axis.go:167
-    wire host_in_in1_idle; // hdlgen/axis/axis.go:167
-    wire host_in_rr0; // hdlgen/axis/axis.go:182
-    wire host_in_rr1; // hdlgen/axis/axis.go:182
-    wire host_in_grant0; // hdlgen/axis/axis.go:358
-    wire host_in_grant1; // hdlgen/axis/axis.go:358
-    wire host_in_valid; // hdlgen/axis/axis.go:204
-    wire [660:0] host_in_data; // hdlgen/axis/axis.go:206
-    wire host_in_out_ready; // hdlgen/axis/axis.go:361
+    wire host_in_last_is0; // hdlgen/axis/axis.go:214
+    wire host_in_last_is1; // hdlgen/axis/axis.go:214
+    wire host_in_in0_idle; // hdlgen/axis/axis.go:187
+    wire host_in_in1_idle; // hdlgen/axis/axis.go:187
+    wire host_in_rr0; // hdlgen/axis/axis.go:202
+    wire host_in_rr1; // hdlgen/axis/axis.go:202
+    wire host_in_grant0; // hdlgen/axis/axis.go:378
+    wire host_in_grant1; // hdlgen/axis/axis.go:378
+    wire host_in_valid; // hdlgen/axis/axis.go:224
+    wire [660:0] host_in_data; // hdlgen/axis/axis.go:226
+    wire host_in_out_ready; // hdlgen/axis/axis.go:381
     wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:445
     wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:445
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
@@ -366,21 +366,21 @@ module onic_card (
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:194
-    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:167
-    wire m_local_merge_rr0; // hdlgen/axis/axis.go:182
-    wire m_local_merge_rr1; // hdlgen/axis/axis.go:182
-    wire m_local_merge_rr2; // hdlgen/axis/axis.go:182
-    wire m_local_merge_grant0; // hdlgen/axis/axis.go:358
-    wire m_local_merge_grant1; // hdlgen/axis/axis.go:358
-    wire m_local_merge_grant2; // hdlgen/axis/axis.go:358
-    wire m_local_merge_valid; // hdlgen/axis/axis.go:204
-    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:206
-    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:214
+    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:187
+    wire m_local_merge_rr0; // hdlgen/axis/axis.go:202
+    wire m_local_merge_rr1; // hdlgen/axis/axis.go:202
+    wire m_local_merge_rr2; // hdlgen/axis/axis.go:202
+    wire m_local_merge_grant0; // hdlgen/axis/axis.go:378
+    wire m_local_merge_grant1; // hdlgen/axis/axis.go:378
+    wire m_local_merge_grant2; // hdlgen/axis/axis.go:378
+    wire m_local_merge_valid; // hdlgen/axis/axis.go:224
+    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:226
+    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:381
     wire regs_cpl_ready; // hdlgen/internal/card/build.go:597
     wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:601
     wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:610
@@ -395,33 +395,33 @@ module onic_card (
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:152
-    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:153
-    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:152
-    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:153
-    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:152
-    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:153
-    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:152
-    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:153
-    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:154
-    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:153
-    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:154
-    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:153
-    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:152
-    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:153
-    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:154
+    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:172
+    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:172
+    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:172
+    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:172
+    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:173
+    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:173
+    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:172
+    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:173
+    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:174
     wire _slot0_ltu_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_ltu; // hdlgen/internal/card/slots.go:99
@@ -461,109 +461,109 @@ module onic_card (
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
     wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire to_host_merge_rr0; // hdlgen/axis/axis.go:182
-    wire to_host_merge_rr1; // hdlgen/axis/axis.go:182
-    wire to_host_merge_grant0; // hdlgen/axis/axis.go:358
-    wire to_host_merge_grant1; // hdlgen/axis/axis.go:358
-    wire to_host_merge_valid; // hdlgen/axis/axis.go:204
-    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:206
-    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:361
-    wire to_host_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire to_host_slice_load; // hdlgen/axis/axis.go:88
-    wire to_host_slice_pending; // hdlgen/axis/axis.go:89
-    wire _to_host_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire to_host_merge_rr0; // hdlgen/axis/axis.go:202
+    wire to_host_merge_rr1; // hdlgen/axis/axis.go:202
+    wire to_host_merge_grant0; // hdlgen/axis/axis.go:378
+    wire to_host_merge_grant1; // hdlgen/axis/axis.go:378
+    wire to_host_merge_valid; // hdlgen/axis/axis.go:224
+    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:226
+    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire to_host_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire to_host_slice_load; // hdlgen/axis/axis.go:102
+    wire to_host_slice_pending; // hdlgen/axis/axis.go:103
+    wire to_host_slice_park; // hdlgen/axis/axis.go:114
     wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire to_host_to0; // hdlgen/axis/axis.go:152
-    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:153
-    wire to_host_ready0; // hdlgen/axis/axis.go:153
-    wire to_host_to1; // hdlgen/axis/axis.go:152
-    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:153
-    wire to_host_ready1; // hdlgen/axis/axis.go:153
-    wire rq_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire rq_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire rq_merge_last_is2; // hdlgen/axis/axis.go:194
-    wire rq_merge_last_is3; // hdlgen/axis/axis.go:194
-    wire rq_merge_last_is4; // hdlgen/axis/axis.go:194
-    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:167
-    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:167
-    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:167
-    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:182
-    wire rq_merge_rr0; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:182
-    wire rq_merge_rr1; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:182
-    wire rq_merge_rr2; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:182
-    wire rq_merge_rr3; // hdlgen/axis/axis.go:182
-    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:182
-    wire rq_merge_rr4; // hdlgen/axis/axis.go:182
-    wire rq_merge_grant0; // hdlgen/axis/axis.go:358
-    wire rq_merge_grant1; // hdlgen/axis/axis.go:358
-    wire rq_merge_grant2; // hdlgen/axis/axis.go:358
-    wire rq_merge_grant3; // hdlgen/axis/axis.go:358
-    wire rq_merge_grant4; // hdlgen/axis/axis.go:358
-    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:206
-    wire rq_merge_valid; // hdlgen/axis/axis.go:204
-    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:206
-    wire rq_merge_out_ready; // hdlgen/axis/axis.go:361
-    wire rq_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire rq_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire rq_slice_load; // hdlgen/axis/axis.go:88
-    wire rq_slice_pending; // hdlgen/axis/axis.go:89
-    wire _rq_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire to_host_to0; // hdlgen/axis/axis.go:172
+    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:173
+    wire to_host_ready0; // hdlgen/axis/axis.go:173
+    wire to_host_to1; // hdlgen/axis/axis.go:172
+    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:173
+    wire to_host_ready1; // hdlgen/axis/axis.go:173
+    wire rq_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire rq_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire rq_merge_last_is2; // hdlgen/axis/axis.go:214
+    wire rq_merge_last_is3; // hdlgen/axis/axis.go:214
+    wire rq_merge_last_is4; // hdlgen/axis/axis.go:214
+    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:187
+    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:187
+    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:187
+    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:202
+    wire rq_merge_rr0; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:202
+    wire rq_merge_rr1; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:202
+    wire rq_merge_rr2; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:202
+    wire rq_merge_rr3; // hdlgen/axis/axis.go:202
+    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:202
+    wire rq_merge_rr4; // hdlgen/axis/axis.go:202
+    wire rq_merge_grant0; // hdlgen/axis/axis.go:378
+    wire rq_merge_grant1; // hdlgen/axis/axis.go:378
+    wire rq_merge_grant2; // hdlgen/axis/axis.go:378
+    wire rq_merge_grant3; // hdlgen/axis/axis.go:378
+    wire rq_merge_grant4; // hdlgen/axis/axis.go:378
+    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:226
+    wire rq_merge_valid; // hdlgen/axis/axis.go:224
+    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:226
+    wire rq_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire rq_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire rq_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire rq_slice_load; // hdlgen/axis/axis.go:102
+    wire rq_slice_pending; // hdlgen/axis/axis.go:103
+    wire rq_slice_park; // hdlgen/axis/axis.go:114
     wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire cc_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire cc_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire cc_merge_last_is2; // hdlgen/axis/axis.go:194
-    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:167
-    wire cc_merge_rr0; // hdlgen/axis/axis.go:182
-    wire cc_merge_rr1; // hdlgen/axis/axis.go:182
-    wire cc_merge_rr2; // hdlgen/axis/axis.go:182
-    wire cc_merge_grant0; // hdlgen/axis/axis.go:358
-    wire cc_merge_grant1; // hdlgen/axis/axis.go:358
-    wire cc_merge_grant2; // hdlgen/axis/axis.go:358
-    wire cc_merge_valid; // hdlgen/axis/axis.go:204
-    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:206
-    wire cc_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire cc_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire cc_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire cc_merge_last_is2; // hdlgen/axis/axis.go:214
+    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:187
+    wire cc_merge_rr0; // hdlgen/axis/axis.go:202
+    wire cc_merge_rr1; // hdlgen/axis/axis.go:202
+    wire cc_merge_rr2; // hdlgen/axis/axis.go:202
+    wire cc_merge_grant0; // hdlgen/axis/axis.go:378
+    wire cc_merge_grant1; // hdlgen/axis/axis.go:378
+    wire cc_merge_grant2; // hdlgen/axis/axis.go:378
+    wire cc_merge_valid; // hdlgen/axis/axis.go:224
+    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:226
+    wire cc_merge_out_ready; // hdlgen/axis/axis.go:381
     wire np_room; // hdlgen/internal/card/build.go:715
     wire [1:0] np_credit; // hdlgen/internal/card/build.go:716
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:194
-    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:194
-    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:194
-    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:167
-    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:167
-    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:167
-    wire port_a_egress_rr0; // hdlgen/axis/axis.go:182
-    wire port_a_egress_rr1; // hdlgen/axis/axis.go:182
-    wire port_a_egress_rr2; // hdlgen/axis/axis.go:182
-    wire port_a_egress_grant0; // hdlgen/axis/axis.go:358
-    wire port_a_egress_grant1; // hdlgen/axis/axis.go:358
-    wire port_a_egress_grant2; // hdlgen/axis/axis.go:358
-    wire port_a_egress_valid; // hdlgen/axis/axis.go:204
-    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:206
-    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:361
-    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:367
+    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:214
+    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:214
+    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:214
+    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:187
+    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:187
+    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:187
+    wire port_a_egress_rr0; // hdlgen/axis/axis.go:202
+    wire port_a_egress_rr1; // hdlgen/axis/axis.go:202
+    wire port_a_egress_rr2; // hdlgen/axis/axis.go:202
+    wire port_a_egress_grant0; // hdlgen/axis/axis.go:378
+    wire port_a_egress_grant1; // hdlgen/axis/axis.go:378
+    wire port_a_egress_grant2; // hdlgen/axis/axis.go:378
+    wire port_a_egress_valid; // hdlgen/axis/axis.go:224
+    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:226
+    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:381
+    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:387
     wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
     wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
-    wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire port_a_hold_slice_load; // hdlgen/axis/axis.go:88
-    wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:89
-    wire _port_a_hold_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire port_a_hold_slice_load; // hdlgen/axis/axis.go:102
+    wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:103
+    wire port_a_hold_slice_park; // hdlgen/axis/axis.go:114
     wire port_a_hold_room; // hdlgen/internal/card/build.go:227
     wire port_a_hold_drop; // hdlgen/internal/card/build.go:228
     wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:228
@@ -572,15 +572,15 @@ module onic_card (
     wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:238
     wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:239
     wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire port_a_hold_empty; // hdlgen/axis/axis.go:120
-    wire port_a_hold_full; // hdlgen/axis/axis.go:121
-    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:122
-    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:122
-    wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:123
-    wire port_a_hold_push; // hdlgen/axis/axis.go:125
-    wire port_a_hold_pop; // hdlgen/axis/axis.go:126
-    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:132
-    wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:140
+    wire port_a_hold_empty; // hdlgen/axis/axis.go:140
+    wire port_a_hold_full; // hdlgen/axis/axis.go:141
+    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:142
+    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:142
+    wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:143
+    wire port_a_hold_push; // hdlgen/axis/axis.go:145
+    wire port_a_hold_pop; // hdlgen/axis/axis.go:146
+    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:152
+    wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:160
     wire port_a_hold_open; // hdlgen/internal/card/build.go:248
     wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:250
     wire port_a_to_link_ready; // hdlgen/internal/card/build.go:251
@@ -597,29 +597,29 @@ module onic_card (
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:194
-    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:194
-    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:194
-    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:167
-    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:167
-    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:167
-    wire port_b_egress_rr0; // hdlgen/axis/axis.go:182
-    wire port_b_egress_rr1; // hdlgen/axis/axis.go:182
-    wire port_b_egress_rr2; // hdlgen/axis/axis.go:182
-    wire port_b_egress_grant0; // hdlgen/axis/axis.go:358
-    wire port_b_egress_grant1; // hdlgen/axis/axis.go:358
-    wire port_b_egress_grant2; // hdlgen/axis/axis.go:358
-    wire port_b_egress_valid; // hdlgen/axis/axis.go:204
-    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:206
-    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:361
-    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:367
+    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:214
+    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:214
+    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:214
+    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:187
+    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:187
+    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:187
+    wire port_b_egress_rr0; // hdlgen/axis/axis.go:202
+    wire port_b_egress_rr1; // hdlgen/axis/axis.go:202
+    wire port_b_egress_rr2; // hdlgen/axis/axis.go:202
+    wire port_b_egress_grant0; // hdlgen/axis/axis.go:378
+    wire port_b_egress_grant1; // hdlgen/axis/axis.go:378
+    wire port_b_egress_grant2; // hdlgen/axis/axis.go:378
+    wire port_b_egress_valid; // hdlgen/axis/axis.go:224
+    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:226
+    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:381
+    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:387
     wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
     wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
-    wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire port_b_hold_slice_load; // hdlgen/axis/axis.go:88
-    wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:89
-    wire _port_b_hold_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire port_b_hold_slice_load; // hdlgen/axis/axis.go:102
+    wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:103
+    wire port_b_hold_slice_park; // hdlgen/axis/axis.go:114
     wire port_b_hold_room; // hdlgen/internal/card/build.go:227
     wire port_b_hold_drop; // hdlgen/internal/card/build.go:228
     wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:228
@@ -628,15 +628,15 @@ module onic_card (
     wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:238
     wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:239
     wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
-    wire port_b_hold_empty; // hdlgen/axis/axis.go:120
-    wire port_b_hold_full; // hdlgen/axis/axis.go:121
-    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:122
-    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:122
-    wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:123
-    wire port_b_hold_push; // hdlgen/axis/axis.go:125
-    wire port_b_hold_pop; // hdlgen/axis/axis.go:126
-    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:132
-    wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:140
+    wire port_b_hold_empty; // hdlgen/axis/axis.go:140
+    wire port_b_hold_full; // hdlgen/axis/axis.go:141
+    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:142
+    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:142
+    wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:143
+    wire port_b_hold_push; // hdlgen/axis/axis.go:145
+    wire port_b_hold_pop; // hdlgen/axis/axis.go:146
+    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:152
+    wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:160
     wire port_b_hold_open; // hdlgen/internal/card/build.go:248
     wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:250
     wire port_b_to_link_ready; // hdlgen/internal/card/build.go:251
@@ -1444,8 +1444,8 @@ module onic_card (
     assign to_host_slice_skid_empty = ~to_host_slice_skid_valid;
     assign to_host_slice_load = to_host_slice_out_ready | (~to_host_slice_valid);
     assign to_host_slice_pending = to_host_slice_skid_valid | to_host_merge_valid;
-    assign _to_host_slice_skid_hdr_and = (~to_host_slice_load) & to_host_merge_valid
-                                         & to_host_slice_skid_empty;
+    assign to_host_slice_park = (~to_host_slice_load) & to_host_merge_valid
+                                & to_host_slice_skid_empty;
     assign to_host_hdr_completion = to_host_slice_hdr[124:121] == 4'h5;
     assign to_host_to0 = to_host_hdr_completion == 1'h0;
     assign _rq_merge_in0_idle_and = to_host_slice_valid & to_host_to0;
@@ -1538,7 +1538,7 @@ module onic_card (
     assign rq_slice_skid_empty = ~rq_slice_skid_valid;
     assign rq_slice_load = rq_slice_out_ready | (~rq_slice_valid);
     assign rq_slice_pending = rq_slice_skid_valid | rq_merge_valid;
-    assign _rq_slice_skid_hdr_and = (~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty;
+    assign rq_slice_park = (~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty;
     assign m_cpl_from_manager_ready = (cc_merge_out_ready & cc_merge_grant0);
     assign cc_merge_last_is0 = cc_merge_last == 2'h0;
     assign cc_merge_last_is1 = cc_merge_last == 2'h1;
@@ -1633,8 +1633,8 @@ module onic_card (
     assign port_a_hold_slice_skid_empty = ~port_a_hold_slice_skid_valid;
     assign port_a_hold_slice_load = port_a_hold_slice_out_ready | (~port_a_hold_slice_valid);
     assign port_a_hold_slice_pending = port_a_hold_slice_skid_valid | port_a_egress_valid;
-    assign _port_a_hold_slice_skid_hdr_and = (~port_a_hold_slice_load) & port_a_egress_valid
-                                             & port_a_hold_slice_skid_empty;
+    assign port_a_hold_slice_park = (~port_a_hold_slice_load) & port_a_egress_valid
+                                    & port_a_hold_slice_skid_empty;
     assign port_a_hold_room = (port_a_hold_tlps < 11'h400)
                               & (~(port_a_hold_free < port_a_hold_slice_need));
     assign port_a_hold_drop = port_a_hold_slice_sop ? (_port_down_not & (~port_a_hold_room))
@@ -1730,8 +1730,8 @@ module onic_card (
     assign port_b_hold_slice_skid_empty = ~port_b_hold_slice_skid_valid;
     assign port_b_hold_slice_load = port_b_hold_slice_out_ready | (~port_b_hold_slice_valid);
     assign port_b_hold_slice_pending = port_b_hold_slice_skid_valid | port_b_egress_valid;
-    assign _port_b_hold_slice_skid_hdr_and = (~port_b_hold_slice_load) & port_b_egress_valid
-                                             & port_b_hold_slice_skid_empty;
+    assign port_b_hold_slice_park = (~port_b_hold_slice_load) & port_b_egress_valid
+                                    & port_b_hold_slice_skid_empty;
     assign port_b_hold_room = (port_b_hold_tlps < 11'h400)
                               & (~(port_b_hold_free < port_b_hold_slice_need));
     assign port_b_hold_drop = port_b_hold_slice_sop ? (_port_down_not_2 & (~port_b_hold_room))
@@ -2759,37 +2759,37 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_hdr <= to_host_merge_data[658:531];
         end
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_side <= to_host_merge_data[530:529];
         end
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_data <= to_host_merge_data[528:17];
         end
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_keep <= to_host_merge_data[16:1];
         end
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_sop <= to_host_merge_data[0];
         end
     end
 
     always @(posedge clk) begin
-        if (_to_host_slice_skid_hdr_and) begin
+        if (to_host_slice_park) begin
             to_host_slice_skid_eop <= to_host_merge_data[659];
         end
     end
@@ -2868,37 +2868,37 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_hdr <= rq_merge_data[658:531];
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_side <= rq_merge_data[530:529];
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_data <= rq_merge_data[528:17];
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_keep <= rq_merge_data[16:1];
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_sop <= rq_merge_data[0];
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_slice_skid_hdr_and) begin
+        if (rq_slice_park) begin
             rq_slice_skid_eop <= rq_merge_data[659];
         end
     end
@@ -3001,37 +3001,37 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_hdr <= port_a_egress_data[656:529];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_data <= port_a_egress_data[528:17];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_keep <= port_a_egress_data[16:1];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_sop <= port_a_egress_data[0];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_eop <= port_a_egress_data[657];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_a_hold_slice_skid_hdr_and) begin
+        if (port_a_hold_slice_park) begin
             port_a_hold_slice_skid_need <= _port_a_hold_slice_skid_need_mux;
         end
     end
@@ -3261,37 +3261,37 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_hdr <= port_b_egress_data[656:529];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_data <= port_b_egress_data[528:17];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_keep <= port_b_egress_data[16:1];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_sop <= port_b_egress_data[0];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_eop <= port_b_egress_data[657];
         end
     end
 
     always @(posedge clk) begin
-        if (_port_b_hold_slice_skid_hdr_and) begin
+        if (port_b_hold_slice_park) begin
             port_b_hold_slice_skid_need <= _port_b_hold_slice_skid_need_mux;
         end
     end

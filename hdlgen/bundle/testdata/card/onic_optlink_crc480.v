@@ -7,8 +7,8 @@ module onic_optlink_crc480 (
     input  wire [479:0] data,
     output wire [31:0] next
 );
-    wire [511:0] crc_data; // hdlgen/internal/optlink/optlink.go:134
-    wire [31:0] _next_concat; // hdlgen/internal/optlink/optlink.go:139
+    wire [511:0] crc_data; // hdlgen/internal/optlink/optlink.go:135
+    wire [31:0] _next_concat; // hdlgen/internal/optlink/optlink.go:140
 
     assign crc_data = {data, crc};
     assign _next_concat = {(^(crc_data

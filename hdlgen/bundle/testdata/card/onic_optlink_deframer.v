@@ -21,59 +21,75 @@ module onic_optlink_deframer (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  [127:0] held_meta = 128'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:232
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [657:0] out_slice_data = 658'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [657:0] out_slice_skid_data = 658'h0; // hdlgen/axis/axis.go:79
-    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:229
-    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:231
-    wire _combine_not; // hdlgen/internal/optlink/optlink.go:232
-    wire combine; // hdlgen/internal/optlink/optlink.go:232
-    wire flush; // hdlgen/internal/optlink/optlink.go:232
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:232
-    wire rest_empty; // hdlgen/internal/optlink/optlink.go:232
-    wire out_eop; // hdlgen/internal/optlink/optlink.go:232
-    wire [657:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:232
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_w_not; // hdlgen/internal/optlink/optlink.go:232
-    wire _in_ready_w_or; // hdlgen/internal/optlink/optlink.go:232
-    wire take; // hdlgen/internal/optlink/optlink.go:232
-    wire sent; // hdlgen/internal/optlink/optlink.go:232
-    wire start; // hdlgen/internal/optlink/optlink.go:232
-    wire _held_valid_mux; // hdlgen/internal/optlink/optlink.go:232
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  [127:0] held_hdr = 128'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:233
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] out_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:230
+    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:232
+    wire held_open; // hdlgen/internal/optlink/optlink.go:233
+    wire held_empty; // hdlgen/internal/optlink/optlink.go:233
+    wire combine; // hdlgen/internal/optlink/optlink.go:233
+    wire flush; // hdlgen/internal/optlink/optlink.go:233
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:233
+    wire [10:0] rest_keep; // hdlgen/internal/optlink/optlink.go:233
+    wire rest_empty; // hdlgen/internal/optlink/optlink.go:233
+    wire [159:0] next_data; // hdlgen/internal/optlink/optlink.go:233
+    wire [4:0] next_keep; // hdlgen/internal/optlink/optlink.go:233
+    wire out_eop; // hdlgen/internal/optlink/optlink.go:233
+    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:233
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:233
+    wire out_ready; // hdlgen/internal/optlink/optlink.go:233
+    wire accept; // hdlgen/internal/optlink/optlink.go:233
+    wire take; // hdlgen/internal/optlink/optlink.go:233
+    wire sent; // hdlgen/internal/optlink/optlink.go:233
+    wire start; // hdlgen/internal/optlink/optlink.go:233
+    wire held_valid_next; // hdlgen/internal/optlink/optlink.go:233
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
 
-    assign in_ready_w = _in_ready_w_or;
+    assign in_ready_w = accept;
     assign slot_hdr = in_data[159:32];
-    assign _combine_not = ~held_last;
-    assign combine = held_valid & _combine_not & in_valid;
+    assign held_open = ~held_last;
+    assign held_empty = ~held_valid;
+    assign combine = held_valid & held_open & in_valid;
     assign flush = held_valid & held_last;
     assign out_valid = combine | flush;
-    assign rest_empty = in_keep[15:5] == 11'h0;
+    assign rest_keep = in_keep[15:5];
+    assign rest_empty = rest_keep == 11'h0;
+    assign next_data = flush ? 160'h0 : in_data[159:0];
+    assign next_keep = flush ? 5'h0 : in_keep[4:0];
     assign out_eop = flush | (in_last & rest_empty);
-    assign _out_slice_skid_data_concat = {held_meta, {(flush ? 160'h0 : in_data[159:0]), held_data},
-                                         {(flush ? 5'h0 : in_keep[4:0]), held_keep}, held_first,
-                                         out_eop};
+    assign out_data = {next_data, held_data};
+    assign out_keep = {next_keep, held_keep};
     assign out_ready = out_slice_skid_empty;
-    assign _in_ready_w_not = ~held_valid;
-    assign _in_ready_w_or = _in_ready_w_not | (_combine_not & out_ready);
-    assign take = in_valid & _in_ready_w_or;
+    assign accept = held_empty | (held_open & out_ready);
+    assign take = in_valid & accept;
     assign sent = out_valid & out_ready;
-    assign start = take & _in_ready_w_not;
-    assign _held_valid_mux = take ? ((~in_last) | (~rest_empty)) : (held_valid & (~(flush & sent)));
+    assign start = take & held_empty;
+    assign held_valid_next = take ? ((~in_last) | (~rest_empty)) : (held_valid & (~(flush & sent)));
     assign out_slice_out_ready = tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
 
     always @(posedge clk) begin
         if (take) begin
@@ -83,13 +99,13 @@ module onic_optlink_deframer (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= in_keep[15:5];
+            held_keep <= rest_keep;
         end
     end
 
     always @(posedge clk) begin
         if (start) begin
-            held_meta <= slot_hdr;
+            held_hdr <= slot_hdr;
         end
     end
 
@@ -97,7 +113,7 @@ module onic_optlink_deframer (
         if (rst) begin
             held_valid <= 1'h0;
         end else begin
-            held_valid <= (start & in_last) ? 1'h1 : _held_valid_mux;
+            held_valid <= (start & in_last) ? 1'h1 : held_valid_next;
         end
     end
 
@@ -125,8 +141,31 @@ module onic_optlink_deframer (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : out_eop;
         end
     end
 
@@ -139,17 +178,41 @@ module onic_optlink_deframer (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_hdr <= held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_sop <= held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_eop <= out_eop;
         end
     end
 
     assign in_ready = in_ready_w;
-    assign tlp_hdr = out_slice_data[657:530];
-    assign tlp_data = out_slice_data[529:18];
-    assign tlp_keep = out_slice_data[17:2];
-    assign tlp_sop = out_slice_data[1];
-    assign tlp_eop = out_slice_data[0];
+    assign tlp_hdr = out_slice_hdr;
+    assign tlp_data = out_slice_data;
+    assign tlp_keep = out_slice_keep;
+    assign tlp_sop = out_slice_sop;
+    assign tlp_eop = out_slice_eop;
     assign tlp_valid = out_slice_valid;
 endmodule
 

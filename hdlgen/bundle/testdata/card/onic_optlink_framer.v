@@ -25,51 +25,61 @@ module onic_optlink_framer (
     output wire frame_valid,
     input  wire frame_ready
 );
-    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:208
-    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:208
-    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:208
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [529:0] out_slice_data = 530'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [529:0] out_slice_skid_data = 530'h0; // hdlgen/axis/axis.go:79
-    wire in_ready; // hdlgen/internal/optlink/optlink.go:205
-    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:207
-    wire _out_last_eq; // hdlgen/internal/optlink/optlink.go:208
-    wire _first_not; // hdlgen/internal/optlink/optlink.go:208
-    wire first; // hdlgen/internal/optlink/optlink.go:208
-    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:208
-    wire out_last; // hdlgen/internal/optlink/optlink.go:208
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:208
-    wire [529:0] _out_slice_skid_data_concat; // hdlgen/internal/optlink/optlink.go:208
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _in_ready_and; // hdlgen/internal/optlink/optlink.go:208
-    wire take; // hdlgen/internal/optlink/optlink.go:208
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
-    wire unused;
+    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:209
+    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:209
+    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:209
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_last = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_last = 1'h0; // hdlgen/axis/axis.go:90
+    wire in_ready; // hdlgen/internal/optlink/optlink.go:206
+    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:208
+    wire [4:0] upper_keep; // hdlgen/internal/optlink/optlink.go:209
+    wire upper_empty; // hdlgen/internal/optlink/optlink.go:209
+    wire [351:0] low_data; // hdlgen/internal/optlink/optlink.go:209
+    wire [10:0] low_keep; // hdlgen/internal/optlink/optlink.go:209
+    wire open; // hdlgen/internal/optlink/optlink.go:209
+    wire first; // hdlgen/internal/optlink/optlink.go:209
+    wire [159:0] front_data; // hdlgen/internal/optlink/optlink.go:209
+    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:209
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:209
+    wire out_last; // hdlgen/internal/optlink/optlink.go:209
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:209
+    wire out_ready; // hdlgen/internal/optlink/optlink.go:209
+    wire accept; // hdlgen/internal/optlink/optlink.go:209
+    wire take; // hdlgen/internal/optlink/optlink.go:209
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
 
-    assign in_ready = _in_ready_and;
+    assign in_ready = accept;
     assign token = {8'hfb, epoch,
                    (tlp_hdr[126] ? {(tlp_hdr[105:96] == 10'h0), tlp_hdr[105:96]} : 11'h0), seq};
-    assign _out_last_eq = tlp_keep[15:11] == 5'h0;
-    assign _first_not = ~flush;
-    assign first = _first_not & tlp_sop;
-    assign out_keep = {(flush ? 11'h0 : tlp_keep[10:0]), (first ? 5'h1f : held_keep)};
-    assign out_last = flush | (tlp_eop & _out_last_eq);
+    assign upper_keep = tlp_keep[15:11];
+    assign upper_empty = upper_keep == 5'h0;
+    assign low_data = flush ? 352'h0 : tlp_data[351:0];
+    assign low_keep = flush ? 11'h0 : tlp_keep[10:0];
+    assign open = ~flush;
+    assign first = open & tlp_sop;
+    assign front_data = first ? {tlp_hdr, token} : held_data;
+    assign out_data = {low_data, front_data};
+    assign out_keep = {low_keep, (first ? 5'h1f : held_keep)};
+    assign out_last = flush | (tlp_eop & upper_empty);
     assign out_valid = flush | tlp_valid;
-    assign _out_slice_skid_data_concat = {{(flush ? 352'h0 : tlp_data[351:0]),
-                                            (first ? {tlp_hdr, token} : held_data)},
-                                         out_keep, out_last, 1'h0};
     assign out_ready = out_slice_skid_empty;
-    assign _in_ready_and = _first_not & out_ready;
-    assign take = tlp_valid & _in_ready_and;
+    assign accept = open & out_ready;
+    assign take = tlp_valid & accept;
     assign out_slice_out_ready = frame_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
-    assign unused = &{1'b0, out_slice_data[0]};
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
 
     always @(posedge clk) begin
         if (take) begin
@@ -79,7 +89,7 @@ module onic_optlink_framer (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= tlp_keep[15:11];
+            held_keep <= upper_keep;
         end
     end
 
@@ -87,7 +97,7 @@ module onic_optlink_framer (
         if (rst) begin
             flush <= 1'h0;
         end else begin
-            flush <= take ? (tlp_eop & (~_out_last_eq)) : (flush & (~out_ready));
+            flush <= take ? (tlp_eop & (~upper_empty)) : (flush & (~out_ready));
         end
     end
 
@@ -101,8 +111,19 @@ module onic_optlink_framer (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_last <= out_slice_skid_valid ? out_slice_skid_last : out_last;
         end
     end
 
@@ -115,15 +136,27 @@ module onic_optlink_framer (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_last <= out_last;
         end
     end
 
     assign tlp_ready = in_ready;
-    assign frame_data = out_slice_data[529:18];
-    assign frame_keep = out_slice_data[17:2];
-    assign frame_last = out_slice_data[1];
+    assign frame_data = out_slice_data;
+    assign frame_keep = out_slice_keep;
+    assign frame_last = out_slice_last;
     assign frame_valid = out_slice_valid;
 endmodule
 

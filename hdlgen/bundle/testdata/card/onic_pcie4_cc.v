@@ -25,61 +25,81 @@ module onic_pcie4_cc (
     reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:63
     reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:63
     reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:63
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [609:0] out_slice_data = 610'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [609:0] out_slice_skid_data = 610'h0; // hdlgen/axis/axis.go:79
-    reg  cc_out_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [511:0] cc_out_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] cc_out_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  cc_out_last = 1'h0; // hdlgen/axis/axis.go:74
-    reg  [80:0] cc_out_user = 81'h0; // hdlgen/axis/axis.go:74
-    reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [511:0] cc_out_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] cc_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  cc_out_skid_last = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [80:0] cc_out_skid_user = 81'h0; // hdlgen/axis/axis.go:79
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_last = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [80:0] out_slice_user = 81'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_last = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [80:0] out_slice_skid_user = 81'h0; // hdlgen/axis/axis.go:90
+    reg  cc_out_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [511:0] cc_out_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] cc_out_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  cc_out_last = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [80:0] cc_out_user = 81'h0; // hdlgen/axis/axis.go:85
+    reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [511:0] cc_out_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] cc_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  cc_out_skid_last = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [80:0] cc_out_skid_user = 81'h0; // hdlgen/axis/axis.go:90
     wire cpl_ready; // hdlgen/internal/pcie4/cc.go:38
     wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:47
     wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:49
     wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:50
-    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:63
-    wire _first_not; // hdlgen/internal/pcie4/cc.go:63
+    wire [2:0] upper_keep; // hdlgen/internal/pcie4/cc.go:63
+    wire upper_empty; // hdlgen/internal/pcie4/cc.go:63
+    wire [415:0] low_data; // hdlgen/internal/pcie4/cc.go:63
+    wire [12:0] low_keep; // hdlgen/internal/pcie4/cc.go:63
+    wire open; // hdlgen/internal/pcie4/cc.go:63
     wire first; // hdlgen/internal/pcie4/cc.go:63
+    wire [95:0] front_data; // hdlgen/internal/pcie4/cc.go:63
+    wire [511:0] out_data; // hdlgen/internal/pcie4/cc.go:63
     wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:63
     wire out_last; // hdlgen/internal/pcie4/cc.go:63
     wire out_valid; // hdlgen/internal/pcie4/cc.go:63
+    wire out_ready; // hdlgen/internal/pcie4/cc.go:63
+    wire accept; // hdlgen/internal/pcie4/cc.go:63
+    wire take; // hdlgen/internal/pcie4/cc.go:63
     wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:60
     wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:60
     wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:60
-    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:63
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:63
-    wire take; // hdlgen/internal/pcie4/cc.go:63
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
-    wire cc_out_out_ready; // hdlgen/axis/axis.go:81
-    wire cc_out_skid_empty; // hdlgen/axis/axis.go:85
-    wire cc_out_load; // hdlgen/axis/axis.go:88
-    wire cc_out_pending; // hdlgen/axis/axis.go:89
-    wire _cc_out_skid_data_and; // hdlgen/axis/axis.go:100
+    wire [80:0] out_user; // hdlgen/internal/pcie4/cc.go:60
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
+    wire cc_out_out_ready; // hdlgen/axis/axis.go:92
+    wire cc_out_skid_empty; // hdlgen/axis/axis.go:99
+    wire cc_out_load; // hdlgen/axis/axis.go:102
+    wire cc_out_pending; // hdlgen/axis/axis.go:103
+    wire cc_out_park; // hdlgen/axis/axis.go:114
     wire unused;
 
-    assign cpl_ready = _cpl_ready_and;
+    assign cpl_ready = accept;
     assign cc_dword_count = tlp_hdr[94] ? {(tlp_hdr[73:64] == 10'h0), tlp_hdr[73:64]} : 11'h0;
     assign cc_byte_count = {(tlp_hdr[43:32] == 12'h0), tlp_hdr[43:32]};
     assign cc_desc = {1'h0, {tlp_hdr[82], tlp_hdr[77:76]}, tlp_hdr[86:84], 1'h0, tlp_hdr[63:48],
                      tlp_hdr[15:8], tlp_hdr[31:16], 1'h0, tlp_hdr[78], tlp_hdr[47:45],
                      cc_dword_count, 2'h0, tlp_hdr[88], cc_byte_count, 6'h0, tlp_hdr[75:74], 1'h0,
                      tlp_hdr[6:0]};
-    assign _out_last_eq = tlp_keep[15:13] == 3'h0;
-    assign _first_not = ~flush;
-    assign first = _first_not & tlp_sop;
-    assign out_keep = {(flush ? 13'h0 : tlp_keep[12:0]), (first ? 3'h7 : held_keep)};
-    assign out_last = flush | (tlp_eop & _out_last_eq);
+    assign upper_keep = tlp_keep[15:13];
+    assign upper_empty = upper_keep == 3'h0;
+    assign low_data = flush ? 416'h0 : tlp_data[415:0];
+    assign low_keep = flush ? 13'h0 : tlp_keep[12:0];
+    assign open = ~flush;
+    assign first = open & tlp_sop;
+    assign front_data = first ? cc_desc : held_data;
+    assign out_data = {low_data, front_data};
+    assign out_keep = {low_keep, (first ? 3'h7 : held_keep)};
+    assign out_last = flush | (tlp_eop & upper_empty);
     assign out_valid = flush | tlp_valid;
+    assign out_ready = out_slice_skid_empty;
+    assign accept = open & out_ready;
+    assign take = tlp_valid & accept;
     assign _eop_ptr_mux_2 = out_keep[7] ? 4'h7
                             : (out_keep[6] ? 4'h6
                                : (out_keep[5] ? 4'h5
@@ -94,23 +114,17 @@ module onic_pcie4_cc (
                                       : (out_keep[9] ? 4'h9
                                          : (out_keep[8] ? 4'h8 : _eop_ptr_mux_2))))));
     assign eop_ptr = out_keep[15] ? 4'hf : _eop_ptr_mux;
-    assign _out_slice_skid_data_concat = {{(flush ? 416'h0 : tlp_data[415:0]),
-                                            (first ? cc_desc : held_data)},
-                                         out_keep, out_last,
-                                         {69'h0, (out_last ? eop_ptr : 4'h0), 1'h0, out_last, 5'h0,
-                                          first}};
-    assign out_ready = out_slice_skid_empty;
-    assign _cpl_ready_and = _first_not & out_ready;
-    assign take = tlp_valid & _cpl_ready_and;
+    assign out_user = {69'h0, (out_last ? eop_ptr : 4'h0), 1'h0, out_last, 5'h0, first};
     assign out_slice_out_ready = cc_out_skid_empty;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign cc_out_out_ready = s_axis_cc_tready;
     assign cc_out_skid_empty = ~cc_out_skid_valid;
     assign cc_out_load = cc_out_out_ready | (~cc_out_valid);
     assign cc_out_pending = cc_out_skid_valid | out_slice_valid;
-    assign _cc_out_skid_data_and = (~cc_out_load) & out_slice_valid & cc_out_skid_empty;
+    assign cc_out_park = (~cc_out_load) & out_slice_valid & cc_out_skid_empty;
     assign unused = &{1'b0, tlp_hdr[7], tlp_hdr[44], tlp_hdr[81:79], tlp_hdr[83], tlp_hdr[87],
                     tlp_hdr[93:89], tlp_hdr[95]};
 
@@ -122,7 +136,7 @@ module onic_pcie4_cc (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= tlp_keep[15:13];
+            held_keep <= upper_keep;
         end
     end
 
@@ -130,7 +144,7 @@ module onic_pcie4_cc (
         if (rst) begin
             flush <= 1'h0;
         end else begin
-            flush <= take ? (tlp_eop & (~_out_last_eq)) : (flush & (~out_ready));
+            flush <= take ? (tlp_eop & (~upper_empty)) : (flush & (~out_ready));
         end
     end
 
@@ -144,8 +158,25 @@ module onic_pcie4_cc (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_last <= out_slice_skid_valid ? out_slice_skid_last : out_last;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_user <= out_slice_skid_valid ? out_slice_skid_user : out_user;
         end
     end
 
@@ -158,8 +189,26 @@ module onic_pcie4_cc (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_last <= out_last;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_user <= out_user;
         end
     end
 
@@ -173,25 +222,25 @@ module onic_pcie4_cc (
 
     always @(posedge clk) begin
         if (cc_out_load) begin
-            cc_out_data <= cc_out_skid_valid ? cc_out_skid_data : out_slice_data[609:98];
+            cc_out_data <= cc_out_skid_valid ? cc_out_skid_data : out_slice_data;
         end
     end
 
     always @(posedge clk) begin
         if (cc_out_load) begin
-            cc_out_keep <= cc_out_skid_valid ? cc_out_skid_keep : out_slice_data[97:82];
+            cc_out_keep <= cc_out_skid_valid ? cc_out_skid_keep : out_slice_keep;
         end
     end
 
     always @(posedge clk) begin
         if (cc_out_load) begin
-            cc_out_last <= cc_out_skid_valid ? cc_out_skid_last : out_slice_data[81];
+            cc_out_last <= cc_out_skid_valid ? cc_out_skid_last : out_slice_last;
         end
     end
 
     always @(posedge clk) begin
         if (cc_out_load) begin
-            cc_out_user <= cc_out_skid_valid ? cc_out_skid_user : out_slice_data[80:0];
+            cc_out_user <= cc_out_skid_valid ? cc_out_skid_user : out_slice_user;
         end
     end
 
@@ -204,26 +253,26 @@ module onic_pcie4_cc (
     end
 
     always @(posedge clk) begin
-        if (_cc_out_skid_data_and) begin
-            cc_out_skid_data <= out_slice_data[609:98];
+        if (cc_out_park) begin
+            cc_out_skid_data <= out_slice_data;
         end
     end
 
     always @(posedge clk) begin
-        if (_cc_out_skid_data_and) begin
-            cc_out_skid_keep <= out_slice_data[97:82];
+        if (cc_out_park) begin
+            cc_out_skid_keep <= out_slice_keep;
         end
     end
 
     always @(posedge clk) begin
-        if (_cc_out_skid_data_and) begin
-            cc_out_skid_last <= out_slice_data[81];
+        if (cc_out_park) begin
+            cc_out_skid_last <= out_slice_last;
         end
     end
 
     always @(posedge clk) begin
-        if (_cc_out_skid_data_and) begin
-            cc_out_skid_user <= out_slice_data[80:0];
+        if (cc_out_park) begin
+            cc_out_skid_user <= out_slice_user;
         end
     end
 

@@ -26,77 +26,99 @@ module onic_pcie4_cq (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  [132:0] held_meta = 133'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:108
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [662:0] out_slice_data = 663'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [662:0] out_slice_skid_data = 663'h0; // hdlgen/axis/axis.go:79
-    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:92: a table
-    wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:101: a table
-    wire cq_ready; // hdlgen/internal/pcie4/cq.go:79
-    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:83
-    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:84
-    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:90
-    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:91
-    wire [63:0] _cq_hdr_mux_2; // hdlgen/internal/pcie4/cq.go:99
-    wire [127:0] cq_hdr; // hdlgen/internal/pcie4/cq.go:100
-    wire _combine_not; // hdlgen/internal/pcie4/cq.go:108
-    wire combine; // hdlgen/internal/pcie4/cq.go:108
-    wire flush; // hdlgen/internal/pcie4/cq.go:108
-    wire out_valid; // hdlgen/internal/pcie4/cq.go:108
-    wire rest_empty; // hdlgen/internal/pcie4/cq.go:108
-    wire out_eop; // hdlgen/internal/pcie4/cq.go:108
-    wire [662:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cq.go:108
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cq_ready_not; // hdlgen/internal/pcie4/cq.go:108
-    wire _cq_ready_or; // hdlgen/internal/pcie4/cq.go:108
-    wire take; // hdlgen/internal/pcie4/cq.go:108
-    wire sent; // hdlgen/internal/pcie4/cq.go:108
-    wire start; // hdlgen/internal/pcie4/cq.go:108
-    wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:108
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  [127:0] held_hdr = 128'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  [1:0] held_func = 2'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  [2:0] held_bar = 3'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:109
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [1:0] out_slice_func = 2'h0; // hdlgen/axis/axis.go:85
+    reg  [2:0] out_slice_bar = 3'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] out_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [1:0] out_slice_skid_func = 2'h0; // hdlgen/axis/axis.go:90
+    reg  [2:0] out_slice_skid_bar = 3'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:93: a table
+    wire [4:0] cq_type; // hdlgen/internal/pcie4/cq.go:102: a table
+    wire cq_ready; // hdlgen/internal/pcie4/cq.go:80
+    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:84
+    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:85
+    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:91
+    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:92
+    wire [63:0] cq_addr_dws; // hdlgen/internal/pcie4/cq.go:100
+    wire [127:0] cq_hdr; // hdlgen/internal/pcie4/cq.go:101
+    wire held_open; // hdlgen/internal/pcie4/cq.go:109
+    wire held_empty; // hdlgen/internal/pcie4/cq.go:109
+    wire combine; // hdlgen/internal/pcie4/cq.go:109
+    wire flush; // hdlgen/internal/pcie4/cq.go:109
+    wire out_valid; // hdlgen/internal/pcie4/cq.go:109
+    wire [11:0] rest_keep; // hdlgen/internal/pcie4/cq.go:109
+    wire rest_empty; // hdlgen/internal/pcie4/cq.go:109
+    wire [127:0] next_data; // hdlgen/internal/pcie4/cq.go:109
+    wire [3:0] next_keep; // hdlgen/internal/pcie4/cq.go:109
+    wire out_eop; // hdlgen/internal/pcie4/cq.go:109
+    wire [511:0] out_data; // hdlgen/internal/pcie4/cq.go:109
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/cq.go:109
+    wire out_ready; // hdlgen/internal/pcie4/cq.go:109
+    wire accept; // hdlgen/internal/pcie4/cq.go:109
+    wire take; // hdlgen/internal/pcie4/cq.go:109
+    wire sent; // hdlgen/internal/pcie4/cq.go:109
+    wire start; // hdlgen/internal/pcie4/cq.go:109
+    wire held_valid_next; // hdlgen/internal/pcie4/cq.go:109
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
     wire unused;
 
-    assign cq_ready = _cq_ready_or;
+    assign cq_ready = accept;
     assign cq_desc = m_axis_cq_tdata[127:0];
     assign cq_request_type = cq_desc[78:75];
     assign cq_addr = {cq_desc[63:2], 2'h0};
     assign cq_4dw = |cq_addr[63:32];
-    assign _cq_hdr_mux_2 = cq_4dw ? cq_addr : {cq_addr[31:0], 32'h0};
-    assign cq_hdr = {{1'h0, cq_has_data, cq_4dw}, _cq_hdr_mux, 1'h0, cq_desc[123:121], 1'h0,
+    assign cq_addr_dws = cq_4dw ? cq_addr : {cq_addr[31:0], 32'h0};
+    assign cq_hdr = {{1'h0, cq_has_data, cq_4dw}, cq_type, 1'h0, cq_desc[123:121], 1'h0,
                     cq_desc[126], 4'h0, cq_desc[125:124], cq_desc[1:0], cq_desc[73:64],
                     cq_desc[95:80], cq_desc[103:96], m_axis_cq_tuser[11:8], m_axis_cq_tuser[3:0],
-                    _cq_hdr_mux_2[63:2], 2'h0};
-    assign _combine_not = ~held_last;
-    assign combine = held_valid & _combine_not & m_axis_cq_tvalid;
+                    cq_addr_dws[63:2], 2'h0};
+    assign held_open = ~held_last;
+    assign held_empty = ~held_valid;
+    assign combine = held_valid & held_open & m_axis_cq_tvalid;
     assign flush = held_valid & held_last;
     assign out_valid = combine | flush;
-    assign rest_empty = m_axis_cq_tkeep[15:4] == 12'h0;
+    assign rest_keep = m_axis_cq_tkeep[15:4];
+    assign rest_empty = rest_keep == 12'h0;
+    assign next_data = flush ? 128'h0 : cq_desc;
+    assign next_keep = flush ? 4'h0 : m_axis_cq_tkeep[3:0];
     assign out_eop = flush | (m_axis_cq_tlast & rest_empty);
-    assign _out_slice_skid_data_concat = {held_meta, {(flush ? 128'h0 : cq_desc), held_data},
-                                         {(flush ? 4'h0 : m_axis_cq_tkeep[3:0]), held_keep},
-                                         held_first, out_eop};
+    assign out_data = {next_data, held_data};
+    assign out_keep = {next_keep, held_keep};
     assign out_ready = out_slice_skid_empty;
-    assign _cq_ready_not = ~held_valid;
-    assign _cq_ready_or = _cq_ready_not | (_combine_not & out_ready);
-    assign take = m_axis_cq_tvalid & _cq_ready_or;
+    assign accept = held_empty | (held_open & out_ready);
+    assign take = m_axis_cq_tvalid & accept;
     assign sent = out_valid & out_ready;
-    assign start = take & _cq_ready_not;
-    assign _held_valid_mux = take ? ((~m_axis_cq_tlast) | (~rest_empty))
+    assign start = take & held_empty;
+    assign held_valid_next = take ? ((~m_axis_cq_tlast) | (~rest_empty))
                              : (held_valid & (~(flush & sent)));
     assign out_slice_out_ready = tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
-    assign unused = &{1'b0, m_axis_cq_tuser[7:4], m_axis_cq_tuser[182:12], _cq_hdr_mux_2[1:0]};
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
+    assign unused = &{1'b0, m_axis_cq_tuser[7:4], m_axis_cq_tuser[182:12], cq_addr_dws[1:0]};
 
     function cq_has_data_lookup;
         input [3:0] cq_has_data_index;
@@ -113,21 +135,21 @@ module onic_pcie4_cq (
     endfunction
     assign cq_has_data = cq_has_data_lookup(cq_request_type);
 
-    function [4:0] _cq_hdr_mux_lookup;
-        input [3:0] _cq_hdr_mux_index;
+    function [4:0] cq_type_lookup;
+        input [3:0] cq_type_index;
         begin
-            case (_cq_hdr_mux_index)
-                4'h2: _cq_hdr_mux_lookup = 5'h2;
-                4'h3: _cq_hdr_mux_lookup = 5'h2;
-                4'h4: _cq_hdr_mux_lookup = 5'hc;
-                4'h5: _cq_hdr_mux_lookup = 5'hd;
-                4'h6: _cq_hdr_mux_lookup = 5'he;
-                4'h7: _cq_hdr_mux_lookup = 5'h1;
-                default: _cq_hdr_mux_lookup = 5'h0;
+            case (cq_type_index)
+                4'h2: cq_type_lookup = 5'h2;
+                4'h3: cq_type_lookup = 5'h2;
+                4'h4: cq_type_lookup = 5'hc;
+                4'h5: cq_type_lookup = 5'hd;
+                4'h6: cq_type_lookup = 5'he;
+                4'h7: cq_type_lookup = 5'h1;
+                default: cq_type_lookup = 5'h0;
             endcase
         end
     endfunction
-    assign _cq_hdr_mux = _cq_hdr_mux_lookup(cq_request_type);
+    assign cq_type = cq_type_lookup(cq_request_type);
 
     always @(posedge clk) begin
         if (take) begin
@@ -137,13 +159,25 @@ module onic_pcie4_cq (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= m_axis_cq_tkeep[15:4];
+            held_keep <= rest_keep;
         end
     end
 
     always @(posedge clk) begin
         if (start) begin
-            held_meta <= {cq_hdr, cq_desc[105:104], cq_desc[114:112]};
+            held_hdr <= cq_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (start) begin
+            held_func <= cq_desc[105:104];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (start) begin
+            held_bar <= cq_desc[114:112];
         end
     end
 
@@ -151,7 +185,7 @@ module onic_pcie4_cq (
         if (rst) begin
             held_valid <= 1'h0;
         end else begin
-            held_valid <= (start & m_axis_cq_tlast) ? 1'h1 : _held_valid_mux;
+            held_valid <= (start & m_axis_cq_tlast) ? 1'h1 : held_valid_next;
         end
     end
 
@@ -179,8 +213,43 @@ module onic_pcie4_cq (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_func <= out_slice_skid_valid ? out_slice_skid_func : held_func;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_bar <= out_slice_skid_valid ? out_slice_skid_bar : held_bar;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : out_eop;
         end
     end
 
@@ -193,19 +262,55 @@ module onic_pcie4_cq (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_hdr <= held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_func <= held_func;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_bar <= held_bar;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_sop <= held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_eop <= out_eop;
         end
     end
 
     assign m_axis_cq_tready = cq_ready;
-    assign tlp_hdr = out_slice_data[662:535];
-    assign tlp_func = out_slice_data[534:533];
-    assign tlp_bar = out_slice_data[532:530];
-    assign tlp_data = out_slice_data[529:18];
-    assign tlp_keep = out_slice_data[17:2];
-    assign tlp_sop = out_slice_data[1];
-    assign tlp_eop = out_slice_data[0];
+    assign tlp_hdr = out_slice_hdr;
+    assign tlp_func = out_slice_func;
+    assign tlp_bar = out_slice_bar;
+    assign tlp_data = out_slice_data;
+    assign tlp_keep = out_slice_keep;
+    assign tlp_sop = out_slice_sop;
+    assign tlp_eop = out_slice_eop;
     assign tlp_valid = out_slice_valid;
 endmodule
 

@@ -24,68 +24,90 @@ module onic_pcie4_rc (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  [100:0] held_meta = 101'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:59
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [630:0] out_slice_data = 631'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [630:0] out_slice_skid_data = 631'h0; // hdlgen/axis/axis.go:79
-    wire rc_ready; // hdlgen/internal/pcie4/rc.go:37
-    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:40
-    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:43
-    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:49
-    wire _combine_not; // hdlgen/internal/pcie4/rc.go:59
-    wire combine; // hdlgen/internal/pcie4/rc.go:59
-    wire flush; // hdlgen/internal/pcie4/rc.go:59
-    wire out_valid; // hdlgen/internal/pcie4/rc.go:59
-    wire rest_empty; // hdlgen/internal/pcie4/rc.go:59
-    wire out_eop; // hdlgen/internal/pcie4/rc.go:59
-    wire [630:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rc.go:59
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _rc_ready_not; // hdlgen/internal/pcie4/rc.go:59
-    wire _rc_ready_or; // hdlgen/internal/pcie4/rc.go:59
-    wire take; // hdlgen/internal/pcie4/rc.go:59
-    wire sent; // hdlgen/internal/pcie4/rc.go:59
-    wire start; // hdlgen/internal/pcie4/rc.go:59
-    wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:59
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
+    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  [95:0] held_hdr = 96'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  [3:0] held_error = 4'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  held_done = 1'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:60
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [95:0] out_slice_hdr = 96'h0; // hdlgen/axis/axis.go:85
+    reg  [3:0] out_slice_error = 4'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_done = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [95:0] out_slice_skid_hdr = 96'h0; // hdlgen/axis/axis.go:90
+    reg  [3:0] out_slice_skid_error = 4'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_done = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
+    wire rc_ready; // hdlgen/internal/pcie4/rc.go:38
+    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:41
+    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:44
+    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:50
+    wire held_open; // hdlgen/internal/pcie4/rc.go:60
+    wire held_empty; // hdlgen/internal/pcie4/rc.go:60
+    wire combine; // hdlgen/internal/pcie4/rc.go:60
+    wire flush; // hdlgen/internal/pcie4/rc.go:60
+    wire out_valid; // hdlgen/internal/pcie4/rc.go:60
+    wire [12:0] rest_keep; // hdlgen/internal/pcie4/rc.go:60
+    wire rest_empty; // hdlgen/internal/pcie4/rc.go:60
+    wire [95:0] next_data; // hdlgen/internal/pcie4/rc.go:60
+    wire [2:0] next_keep; // hdlgen/internal/pcie4/rc.go:60
+    wire out_eop; // hdlgen/internal/pcie4/rc.go:60
+    wire [511:0] out_data; // hdlgen/internal/pcie4/rc.go:60
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rc.go:60
+    wire out_ready; // hdlgen/internal/pcie4/rc.go:60
+    wire accept; // hdlgen/internal/pcie4/rc.go:60
+    wire take; // hdlgen/internal/pcie4/rc.go:60
+    wire sent; // hdlgen/internal/pcie4/rc.go:60
+    wire start; // hdlgen/internal/pcie4/rc.go:60
+    wire held_valid_next; // hdlgen/internal/pcie4/rc.go:60
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
     wire unused;
 
-    assign rc_ready = _rc_ready_or;
+    assign rc_ready = accept;
     assign rc_desc = m_axis_rc_tdata[95:0];
     assign rc_has_data = rc_desc[42:32] != 11'h0;
     assign rc_hdr = {{1'h0, rc_has_data, 1'h0}, {4'h5, rc_desc[29]}, 1'h0, rc_desc[91:89], 1'h0,
                     rc_desc[94], 3'h0, rc_desc[46], rc_desc[93:92], 2'h0,
                     (rc_has_data ? rc_desc[41:32] : 10'h0), rc_desc[87:72], rc_desc[45:43], 1'h0,
                     rc_desc[27:16], rc_desc[63:48], rc_desc[71:64], 1'h0, rc_desc[6:0]};
-    assign _combine_not = ~held_last;
-    assign combine = held_valid & _combine_not & m_axis_rc_tvalid;
+    assign held_open = ~held_last;
+    assign held_empty = ~held_valid;
+    assign combine = held_valid & held_open & m_axis_rc_tvalid;
     assign flush = held_valid & held_last;
     assign out_valid = combine | flush;
-    assign rest_empty = m_axis_rc_tkeep[15:3] == 13'h0;
+    assign rest_keep = m_axis_rc_tkeep[15:3];
+    assign rest_empty = rest_keep == 13'h0;
+    assign next_data = flush ? 96'h0 : rc_desc;
+    assign next_keep = flush ? 3'h0 : m_axis_rc_tkeep[2:0];
     assign out_eop = flush | (m_axis_rc_tlast & rest_empty);
-    assign _out_slice_skid_data_concat = {held_meta, {(flush ? 96'h0 : rc_desc), held_data},
-                                         {(flush ? 3'h0 : m_axis_rc_tkeep[2:0]), held_keep},
-                                         held_first, out_eop};
+    assign out_data = {next_data, held_data};
+    assign out_keep = {next_keep, held_keep};
     assign out_ready = out_slice_skid_empty;
-    assign _rc_ready_not = ~held_valid;
-    assign _rc_ready_or = _rc_ready_not | (_combine_not & out_ready);
-    assign take = m_axis_rc_tvalid & _rc_ready_or;
+    assign accept = held_empty | (held_open & out_ready);
+    assign take = m_axis_rc_tvalid & accept;
     assign sent = out_valid & out_ready;
-    assign start = take & _rc_ready_not;
-    assign _held_valid_mux = take ? ((~m_axis_rc_tlast) | (~rest_empty))
+    assign start = take & held_empty;
+    assign held_valid_next = take ? ((~m_axis_rc_tlast) | (~rest_empty))
                              : (held_valid & (~(flush & sent)));
     assign out_slice_out_ready = tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign unused = &{1'b0, m_axis_rc_tuser};
 
     always @(posedge clk) begin
@@ -96,13 +118,25 @@ module onic_pcie4_rc (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= m_axis_rc_tkeep[15:3];
+            held_keep <= rest_keep;
         end
     end
 
     always @(posedge clk) begin
         if (start) begin
-            held_meta <= {rc_hdr, rc_desc[15:12], rc_desc[30]};
+            held_hdr <= rc_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (start) begin
+            held_error <= rc_desc[15:12];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (start) begin
+            held_done <= rc_desc[30];
         end
     end
 
@@ -110,7 +144,7 @@ module onic_pcie4_rc (
         if (rst) begin
             held_valid <= 1'h0;
         end else begin
-            held_valid <= (start & m_axis_rc_tlast) ? 1'h1 : _held_valid_mux;
+            held_valid <= (start & m_axis_rc_tlast) ? 1'h1 : held_valid_next;
         end
     end
 
@@ -138,8 +172,43 @@ module onic_pcie4_rc (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_error <= out_slice_skid_valid ? out_slice_skid_error : held_error;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_done <= out_slice_skid_valid ? out_slice_skid_done : held_done;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : out_eop;
         end
     end
 
@@ -152,19 +221,55 @@ module onic_pcie4_rc (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_hdr <= held_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_error <= held_error;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_done <= held_done;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_sop <= held_first;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_eop <= out_eop;
         end
     end
 
     assign m_axis_rc_tready = rc_ready;
-    assign tlp_hdr = out_slice_data[630:535];
-    assign tlp_error = out_slice_data[534:531];
-    assign tlp_done = out_slice_data[530];
-    assign tlp_data = out_slice_data[529:18];
-    assign tlp_keep = out_slice_data[17:2];
-    assign tlp_sop = out_slice_data[1];
-    assign tlp_eop = out_slice_data[0];
+    assign tlp_hdr = out_slice_hdr;
+    assign tlp_error = out_slice_error;
+    assign tlp_done = out_slice_done;
+    assign tlp_data = out_slice_data;
+    assign tlp_keep = out_slice_keep;
+    assign tlp_sop = out_slice_sop;
+    assign tlp_eop = out_slice_eop;
     assign tlp_valid = out_slice_valid;
 endmodule
 

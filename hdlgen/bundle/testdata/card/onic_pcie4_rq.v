@@ -23,69 +23,89 @@ module onic_pcie4_rq (
     output wire s_axis_rq_tvalid,
     input  wire s_axis_rq_tready
 );
-    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:71
-    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:78
-    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:78
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:78
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [665:0] out_slice_data = 666'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [665:0] out_slice_skid_data = 666'h0; // hdlgen/axis/axis.go:79
-    reg  rq_out_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [511:0] rq_out_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] rq_out_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  rq_out_last = 1'h0; // hdlgen/axis/axis.go:74
-    reg  [136:0] rq_out_user = 137'h0; // hdlgen/axis/axis.go:74
-    reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [511:0] rq_out_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] rq_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  rq_out_skid_last = 1'h0; // hdlgen/axis/axis.go:79
-    reg  [136:0] rq_out_skid_user = 137'h0; // hdlgen/axis/axis.go:79
-    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:61: a table
+    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:72
+    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_last = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [136:0] out_slice_user = 137'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_last = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [136:0] out_slice_skid_user = 137'h0; // hdlgen/axis/axis.go:90
+    reg  rq_out_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [511:0] rq_out_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] rq_out_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  rq_out_last = 1'h0; // hdlgen/axis/axis.go:85
+    reg  [136:0] rq_out_user = 137'h0; // hdlgen/axis/axis.go:85
+    reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [511:0] rq_out_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] rq_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  rq_out_skid_last = 1'h0; // hdlgen/axis/axis.go:90
+    reg  [136:0] rq_out_skid_user = 137'h0; // hdlgen/axis/axis.go:90
+    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:62: a table
     wire req_ready; // hdlgen/internal/pcie4/rq.go:50
-    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:60
-    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:60
-    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:62
-    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:70
-    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:78
-    wire _first_not; // hdlgen/internal/pcie4/rq.go:78
-    wire first; // hdlgen/internal/pcie4/rq.go:78
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:78
-    wire out_last; // hdlgen/internal/pcie4/rq.go:78
-    wire out_valid; // hdlgen/internal/pcie4/rq.go:78
-    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:73
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:74
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:74
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:74
-    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:78
-    wire out_ready; // hdlgen/axis/axis.go:23
-    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:78
-    wire take; // hdlgen/internal/pcie4/rq.go:78
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
-    wire rq_out_out_ready; // hdlgen/axis/axis.go:81
-    wire rq_out_skid_empty; // hdlgen/axis/axis.go:85
-    wire rq_out_load; // hdlgen/axis/axis.go:88
-    wire rq_out_pending; // hdlgen/axis/axis.go:89
-    wire _rq_out_skid_data_and; // hdlgen/axis/axis.go:100
+    wire [63:0] rq_byte_addr; // hdlgen/internal/pcie4/rq.go:60
+    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:61
+    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:63
+    wire [7:0] rq_be; // hdlgen/internal/pcie4/rq.go:71
+    wire [3:0] upper_keep; // hdlgen/internal/pcie4/rq.go:79
+    wire upper_empty; // hdlgen/internal/pcie4/rq.go:79
+    wire [383:0] low_data; // hdlgen/internal/pcie4/rq.go:79
+    wire [11:0] low_keep; // hdlgen/internal/pcie4/rq.go:79
+    wire open; // hdlgen/internal/pcie4/rq.go:79
+    wire first; // hdlgen/internal/pcie4/rq.go:79
+    wire [127:0] front_data; // hdlgen/internal/pcie4/rq.go:79
+    wire [511:0] out_data; // hdlgen/internal/pcie4/rq.go:79
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:79
+    wire out_last; // hdlgen/internal/pcie4/rq.go:79
+    wire out_valid; // hdlgen/internal/pcie4/rq.go:79
+    wire out_ready; // hdlgen/internal/pcie4/rq.go:79
+    wire accept; // hdlgen/internal/pcie4/rq.go:79
+    wire take; // hdlgen/internal/pcie4/rq.go:79
+    wire [7:0] beat_be; // hdlgen/internal/pcie4/rq.go:74
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:75
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:75
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:75
+    wire [136:0] out_user; // hdlgen/internal/pcie4/rq.go:75
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
+    wire rq_out_out_ready; // hdlgen/axis/axis.go:92
+    wire rq_out_skid_empty; // hdlgen/axis/axis.go:99
+    wire rq_out_load; // hdlgen/axis/axis.go:102
+    wire rq_out_pending; // hdlgen/axis/axis.go:103
+    wire rq_out_park; // hdlgen/axis/axis.go:114
     wire unused;
 
-    assign req_ready = _req_ready_and;
-    assign _rq_addr_mux = tlp_hdr[125] ? {tlp_hdr[63:2], 2'h0} : {32'h0, {tlp_hdr[63:34], 2'h0}};
-    assign rq_addr = _rq_addr_mux[63:2];
+    assign req_ready = accept;
+    assign rq_byte_addr = tlp_hdr[125] ? {tlp_hdr[63:2], 2'h0} : {32'h0, {tlp_hdr[63:34], 2'h0}};
+    assign rq_addr = rq_byte_addr[63:2];
     assign rq_desc = {1'h0, {tlp_hdr[114], tlp_hdr[109:108]}, tlp_hdr[118:116], 17'h0,
                      tlp_hdr[79:72], tlp_hdr[95:80], tlp_hdr[110], rq_request_type,
                      {(tlp_hdr[105:96] == 10'h0), tlp_hdr[105:96]}, rq_addr, tlp_hdr[107:106]};
-    assign _held_be_concat = {tlp_hdr[71:64]};
-    assign _out_last_eq = tlp_keep[15:12] == 4'h0;
-    assign _first_not = ~flush;
-    assign first = _first_not & tlp_sop;
-    assign out_keep = {(flush ? 12'h0 : tlp_keep[11:0]), (first ? 4'hf : held_keep)};
-    assign out_last = flush | (tlp_eop & _out_last_eq);
+    assign rq_be = {tlp_hdr[71:64]};
+    assign upper_keep = tlp_keep[15:12];
+    assign upper_empty = upper_keep == 4'h0;
+    assign low_data = flush ? 384'h0 : tlp_data[383:0];
+    assign low_keep = flush ? 12'h0 : tlp_keep[11:0];
+    assign open = ~flush;
+    assign first = open & tlp_sop;
+    assign front_data = first ? rq_desc : held_data;
+    assign out_data = {low_data, front_data};
+    assign out_keep = {low_keep, (first ? 4'hf : held_keep)};
+    assign out_last = flush | (tlp_eop & upper_empty);
     assign out_valid = flush | tlp_valid;
-    assign _out_slice_skid_data_mux = first ? _held_be_concat : held_be;
+    assign out_ready = out_slice_skid_empty;
+    assign accept = open & out_ready;
+    assign take = tlp_valid & accept;
+    assign beat_be = first ? rq_be : held_be;
     assign _eop_ptr_mux_2 = out_keep[7] ? 4'h7
                             : (out_keep[6] ? 4'h6
                                : (out_keep[5] ? 4'h5
@@ -100,26 +120,20 @@ module onic_pcie4_rq (
                                       : (out_keep[9] ? 4'h9
                                          : (out_keep[8] ? 4'h8 : _eop_ptr_mux_2))))));
     assign eop_ptr = out_keep[15] ? 4'hf : _eop_ptr_mux;
-    assign _out_slice_skid_data_concat = {{(flush ? 384'h0 : tlp_data[383:0]),
-                                            (first ? rq_desc : held_data)},
-                                         out_keep, out_last,
-                                         {105'h0, (out_last ? eop_ptr : 4'h0), 1'h0, out_last, 5'h0,
-                                          first, {2{4'h0}}, _out_slice_skid_data_mux[7:4], 4'h0,
-                                          _out_slice_skid_data_mux[3:0]}};
-    assign out_ready = out_slice_skid_empty;
-    assign _req_ready_and = _first_not & out_ready;
-    assign take = tlp_valid & _req_ready_and;
+    assign out_user = {105'h0, (out_last ? eop_ptr : 4'h0), 1'h0, out_last, 5'h0, first, {2{4'h0}},
+                      beat_be[7:4], 4'h0, beat_be[3:0]};
     assign out_slice_out_ready = rq_out_skid_empty;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign rq_out_out_ready = s_axis_rq_tready;
     assign rq_out_skid_empty = ~rq_out_skid_valid;
     assign rq_out_load = rq_out_out_ready | (~rq_out_valid);
     assign rq_out_pending = rq_out_skid_valid | out_slice_valid;
-    assign _rq_out_skid_data_and = (~rq_out_load) & out_slice_valid & rq_out_skid_empty;
+    assign rq_out_park = (~rq_out_load) & out_slice_valid & rq_out_skid_empty;
     assign unused = &{1'b0, tlp_hdr[1:0], tlp_hdr[113:111], tlp_hdr[115], tlp_hdr[119],
-                    tlp_hdr[127], _rq_addr_mux[1:0]};
+                    tlp_hdr[127], rq_byte_addr[1:0]};
 
     function [3:0] rq_request_type_lookup;
         input [5:0] rq_request_type_index;
@@ -140,7 +154,7 @@ module onic_pcie4_rq (
 
     always @(posedge clk) begin
         if (tlp_valid & req_ready & tlp_sop) begin
-            held_be <= _held_be_concat;
+            held_be <= rq_be;
         end
     end
 
@@ -152,7 +166,7 @@ module onic_pcie4_rq (
 
     always @(posedge clk) begin
         if (take) begin
-            held_keep <= tlp_keep[15:12];
+            held_keep <= upper_keep;
         end
     end
 
@@ -160,7 +174,7 @@ module onic_pcie4_rq (
         if (rst) begin
             flush <= 1'h0;
         end else begin
-            flush <= take ? (tlp_eop & (~_out_last_eq)) : (flush & (~out_ready));
+            flush <= take ? (tlp_eop & (~upper_empty)) : (flush & (~out_ready));
         end
     end
 
@@ -174,8 +188,25 @@ module onic_pcie4_rq (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data
-                              : _out_slice_skid_data_concat;
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_last <= out_slice_skid_valid ? out_slice_skid_last : out_last;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_load) begin
+            out_slice_user <= out_slice_skid_valid ? out_slice_skid_user : out_user;
         end
     end
 
@@ -188,8 +219,26 @@ module onic_pcie4_rq (
     end
 
     always @(posedge clk) begin
-        if ((~out_slice_load) & out_valid & out_slice_skid_empty) begin
-            out_slice_skid_data <= _out_slice_skid_data_concat;
+        if (out_slice_park) begin
+            out_slice_skid_data <= out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_keep <= out_keep;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_last <= out_last;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (out_slice_park) begin
+            out_slice_skid_user <= out_user;
         end
     end
 
@@ -203,25 +252,25 @@ module onic_pcie4_rq (
 
     always @(posedge clk) begin
         if (rq_out_load) begin
-            rq_out_data <= rq_out_skid_valid ? rq_out_skid_data : out_slice_data[665:154];
+            rq_out_data <= rq_out_skid_valid ? rq_out_skid_data : out_slice_data;
         end
     end
 
     always @(posedge clk) begin
         if (rq_out_load) begin
-            rq_out_keep <= rq_out_skid_valid ? rq_out_skid_keep : out_slice_data[153:138];
+            rq_out_keep <= rq_out_skid_valid ? rq_out_skid_keep : out_slice_keep;
         end
     end
 
     always @(posedge clk) begin
         if (rq_out_load) begin
-            rq_out_last <= rq_out_skid_valid ? rq_out_skid_last : out_slice_data[137];
+            rq_out_last <= rq_out_skid_valid ? rq_out_skid_last : out_slice_last;
         end
     end
 
     always @(posedge clk) begin
         if (rq_out_load) begin
-            rq_out_user <= rq_out_skid_valid ? rq_out_skid_user : out_slice_data[136:0];
+            rq_out_user <= rq_out_skid_valid ? rq_out_skid_user : out_slice_user;
         end
     end
 
@@ -234,26 +283,26 @@ module onic_pcie4_rq (
     end
 
     always @(posedge clk) begin
-        if (_rq_out_skid_data_and) begin
-            rq_out_skid_data <= out_slice_data[665:154];
+        if (rq_out_park) begin
+            rq_out_skid_data <= out_slice_data;
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_out_skid_data_and) begin
-            rq_out_skid_keep <= out_slice_data[153:138];
+        if (rq_out_park) begin
+            rq_out_skid_keep <= out_slice_keep;
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_out_skid_data_and) begin
-            rq_out_skid_last <= out_slice_data[137];
+        if (rq_out_park) begin
+            rq_out_skid_last <= out_slice_last;
         end
     end
 
     always @(posedge clk) begin
-        if (_rq_out_skid_data_and) begin
-            rq_out_skid_user <= out_slice_data[136:0];
+        if (rq_out_park) begin
+            rq_out_skid_user <= out_slice_user;
         end
     end
 

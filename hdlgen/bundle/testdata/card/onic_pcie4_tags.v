@@ -51,7 +51,7 @@ module onic_pcie4_tags (
     output wire cpl_eop,
     output wire cpl_valid
 );
-    reg  [661:0] req_park_mem [0:255]; // hdlgen/axis/axis.go:116
+    reg  [661:0] req_park_mem [0:255]; // hdlgen/axis/axis.go:136
     reg  [27:0] tag_orig [0:255]; // hdlgen/internal/pcie4/tags.go:141
     reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/pcie4/tags.go:75
     reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/pcie4/tags.go:76
@@ -59,14 +59,14 @@ module onic_pcie4_tags (
     reg  np_sent_2 = 1'h0; // hdlgen/internal/pcie4/tags.go:97
     reg  [1:0] npd_sent_1 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
     reg  [1:0] npd_sent_2 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
-    reg  [8:0] req_park_rptr = 9'h0; // hdlgen/axis/axis.go:114
-    reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:115
-    reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [661:0] req_park_bypass_data = 662'h0; // hdlgen/axis/axis.go:118
-    reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:131
-    reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:137
-    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:352
-    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  [8:0] req_park_rptr = 9'h0; // hdlgen/axis/axis.go:134
+    reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:135
+    reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [661:0] req_park_bypass_data = 662'h0; // hdlgen/axis/axis.go:138
+    reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:151
+    reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:157
+    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:372
+    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
     reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:114
     reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:150
     reg  [27:0] _cpl_hdr_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:155
@@ -86,40 +86,40 @@ module onic_pcie4_tags (
     wire nph_ok; // hdlgen/internal/pcie4/tags.go:105
     wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:106
     wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:106
-    wire req_split_to0; // hdlgen/axis/axis.go:152
-    wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:153
-    wire req_split_ready0; // hdlgen/axis/axis.go:153
-    wire req_split_to1; // hdlgen/axis/axis.go:152
-    wire _req_park_drop_and; // hdlgen/axis/axis.go:153
-    wire req_split_ready1; // hdlgen/axis/axis.go:153
+    wire req_split_to0; // hdlgen/axis/axis.go:172
+    wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:173
+    wire req_split_ready0; // hdlgen/axis/axis.go:173
+    wire req_split_to1; // hdlgen/axis/axis.go:172
+    wire _req_park_drop_and; // hdlgen/axis/axis.go:173
+    wire req_split_ready1; // hdlgen/axis/axis.go:173
     wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_drop; // hdlgen/internal/pcie4/tags.go:113
-    wire req_park_empty; // hdlgen/axis/axis.go:120
-    wire req_park_full; // hdlgen/axis/axis.go:121
-    wire _req_park_pop_not; // hdlgen/axis/axis.go:122
-    wire req_park_out_ready; // hdlgen/axis/axis.go:122
-    wire _req_park_in_ready_not; // hdlgen/axis/axis.go:123
-    wire req_park_push; // hdlgen/axis/axis.go:125
-    wire req_park_pop; // hdlgen/axis/axis.go:126
-    wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:132
-    wire [661:0] _park_head_npd_mux; // hdlgen/axis/axis.go:140
+    wire req_park_empty; // hdlgen/axis/axis.go:140
+    wire req_park_full; // hdlgen/axis/axis.go:141
+    wire _req_park_pop_not; // hdlgen/axis/axis.go:142
+    wire req_park_out_ready; // hdlgen/axis/axis.go:142
+    wire _req_park_in_ready_not; // hdlgen/axis/axis.go:143
+    wire req_park_push; // hdlgen/axis/axis.go:145
+    wire req_park_pop; // hdlgen/axis/axis.go:146
+    wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:152
+    wire [661:0] _park_head_npd_mux; // hdlgen/axis/axis.go:160
     wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:109
     wire np_credit; // hdlgen/internal/pcie4/tags.go:110
     wire req_release; // hdlgen/internal/pcie4/tags.go:111
     wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:113
     wire req_released_ready; // hdlgen/internal/pcie4/tags.go:113
-    wire req_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire req_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire req_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire req_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire req_merge_rr0; // hdlgen/axis/axis.go:182
-    wire req_merge_rr1; // hdlgen/axis/axis.go:182
-    wire req_merge_grant0; // hdlgen/axis/axis.go:358
-    wire req_merge_grant1; // hdlgen/axis/axis.go:358
-    wire req_merge_valid; // hdlgen/axis/axis.go:204
-    wire [662:0] req_merge_data; // hdlgen/axis/axis.go:206
-    wire req_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire req_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire req_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire req_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire req_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire req_merge_rr0; // hdlgen/axis/axis.go:202
+    wire req_merge_rr1; // hdlgen/axis/axis.go:202
+    wire req_merge_grant0; // hdlgen/axis/axis.go:378
+    wire req_merge_grant1; // hdlgen/axis/axis.go:378
+    wire req_merge_valid; // hdlgen/axis/axis.go:224
+    wire [662:0] req_merge_data; // hdlgen/axis/axis.go:226
+    wire req_merge_out_ready; // hdlgen/axis/axis.go:381
     wire req_out_ready; // hdlgen/internal/pcie4/tags.go:113
     wire req_parked; // hdlgen/internal/pcie4/tags.go:113
     wire req_moved; // hdlgen/internal/pcie4/tags.go:123

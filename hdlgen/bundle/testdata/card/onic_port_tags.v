@@ -46,18 +46,18 @@ module onic_port_tags (
     // Completions that answered nothing of this port's (PCIe §2.3.2), dropped.
     output wire [31:0] unexpected
 );
-    reg  [657:0] egress_park_mem [0:63]; // hdlgen/axis/axis.go:116
+    reg  [657:0] egress_park_mem [0:63]; // hdlgen/axis/axis.go:136
     reg  [25:0] tag_orig [0:255]; // hdlgen/internal/card/porttags.go:96
     reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/card/porttags.go:62
     reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/card/porttags.go:63
-    reg  [6:0] egress_park_rptr = 7'h0; // hdlgen/axis/axis.go:114
-    reg  [6:0] egress_park_wptr = 7'h0; // hdlgen/axis/axis.go:115
-    reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [657:0] egress_park_bypass_data = 658'h0; // hdlgen/axis/axis.go:118
-    reg  [6:0] egress_park_rptr_inc = 7'h1; // hdlgen/axis/axis.go:131
-    reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:137
-    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:352
-    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:353
+    reg  [6:0] egress_park_rptr = 7'h0; // hdlgen/axis/axis.go:134
+    reg  [6:0] egress_park_wptr = 7'h0; // hdlgen/axis/axis.go:135
+    reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [657:0] egress_park_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
+    reg  [6:0] egress_park_rptr_inc = 7'h1; // hdlgen/axis/axis.go:151
+    reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:157
+    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:372
+    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
     reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:80
     reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:102
     reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:111
@@ -75,33 +75,33 @@ module onic_port_tags (
     wire tag_free; // hdlgen/internal/card/porttags.go:76
     wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:77
     wire egress_in_ready; // hdlgen/internal/card/porttags.go:78
-    wire egress_split_to0; // hdlgen/axis/axis.go:152
-    wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:153
-    wire egress_split_ready0; // hdlgen/axis/axis.go:153
-    wire egress_split_to1; // hdlgen/axis/axis.go:152
-    wire _egress_park_push_and; // hdlgen/axis/axis.go:153
-    wire egress_split_ready1; // hdlgen/axis/axis.go:153
-    wire egress_park_empty; // hdlgen/axis/axis.go:120
-    wire egress_park_full; // hdlgen/axis/axis.go:121
-    wire _egress_park_pop_not; // hdlgen/axis/axis.go:122
-    wire egress_park_out_ready; // hdlgen/axis/axis.go:122
-    wire _egress_split_ready1_not; // hdlgen/axis/axis.go:123
-    wire egress_park_push; // hdlgen/axis/axis.go:125
-    wire egress_park_pop; // hdlgen/axis/axis.go:126
-    wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:132
+    wire egress_split_to0; // hdlgen/axis/axis.go:172
+    wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:173
+    wire egress_split_ready0; // hdlgen/axis/axis.go:173
+    wire egress_split_to1; // hdlgen/axis/axis.go:172
+    wire _egress_park_push_and; // hdlgen/axis/axis.go:173
+    wire egress_split_ready1; // hdlgen/axis/axis.go:173
+    wire egress_park_empty; // hdlgen/axis/axis.go:140
+    wire egress_park_full; // hdlgen/axis/axis.go:141
+    wire _egress_park_pop_not; // hdlgen/axis/axis.go:142
+    wire egress_park_out_ready; // hdlgen/axis/axis.go:142
+    wire _egress_split_ready1_not; // hdlgen/axis/axis.go:143
+    wire egress_park_push; // hdlgen/axis/axis.go:145
+    wire egress_park_pop; // hdlgen/axis/axis.go:146
+    wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:152
     wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:80
     wire egress_released_ready; // hdlgen/internal/card/porttags.go:80
-    wire egress_merge_last_is0; // hdlgen/axis/axis.go:194
-    wire egress_merge_last_is1; // hdlgen/axis/axis.go:194
-    wire egress_merge_in0_idle; // hdlgen/axis/axis.go:167
-    wire egress_merge_in1_idle; // hdlgen/axis/axis.go:167
-    wire egress_merge_rr0; // hdlgen/axis/axis.go:182
-    wire egress_merge_rr1; // hdlgen/axis/axis.go:182
-    wire egress_merge_grant0; // hdlgen/axis/axis.go:358
-    wire egress_merge_grant1; // hdlgen/axis/axis.go:358
-    wire egress_merge_valid; // hdlgen/axis/axis.go:204
-    wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:206
-    wire egress_merge_out_ready; // hdlgen/axis/axis.go:361
+    wire egress_merge_last_is0; // hdlgen/axis/axis.go:214
+    wire egress_merge_last_is1; // hdlgen/axis/axis.go:214
+    wire egress_merge_in0_idle; // hdlgen/axis/axis.go:187
+    wire egress_merge_in1_idle; // hdlgen/axis/axis.go:187
+    wire egress_merge_rr0; // hdlgen/axis/axis.go:202
+    wire egress_merge_rr1; // hdlgen/axis/axis.go:202
+    wire egress_merge_grant0; // hdlgen/axis/axis.go:378
+    wire egress_merge_grant1; // hdlgen/axis/axis.go:378
+    wire egress_merge_valid; // hdlgen/axis/axis.go:224
+    wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:226
+    wire egress_merge_out_ready; // hdlgen/axis/axis.go:381
     wire egress_out_ready; // hdlgen/internal/card/porttags.go:80
     wire egress_parked; // hdlgen/internal/card/porttags.go:80
     wire egress_park_room; // hdlgen/internal/card/porttags.go:80

@@ -70,23 +70,23 @@ module onic_slot2 (
     output wire m_tlp_eop,
     output wire m_tlp_valid
 );
-    reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:116
-    reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:116
-    reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:116
-    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:352
-    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:353
-    reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] in_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] in_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] in_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  in_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  in_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] in_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] in_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:136
+    reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:136
+    reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:136
+    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:372
+    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] in_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] in_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] in_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  in_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  in_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  in_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] in_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] in_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:608
     reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:402
@@ -94,41 +94,41 @@ module onic_slot2 (
     reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:402
     reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:402
-    reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:114
-    reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:115
-    reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:118
-    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:131
-    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:137
+    reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:134
+    reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:135
+    reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:138
+    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:151
+    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:157
     reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:427
     reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:437
-    reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:114
-    reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:115
-    reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:118
-    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:131
-    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:137
-    reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:114
-    reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:115
-    reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:117
-    reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:118
-    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:131
-    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:137
+    reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:134
+    reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:135
+    reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:138
+    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:151
+    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:157
+    reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:134
+    reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:135
+    reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:137
+    reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:138
+    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:151
+    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:157
     reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:446
     reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:447
     reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:452
-    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:74
-    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:74
-    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:74
-    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [127:0] out_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:79
-    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:79
-    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:79
-    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:79
-    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:79
+    reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
+    reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
+    reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_sop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_eop = 1'h0; // hdlgen/axis/axis.go:85
+    reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [127:0] out_slice_skid_hdr = 128'h0; // hdlgen/axis/axis.go:90
+    reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
+    reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
+    reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     wire task_closed; // hdlgen/internal/slot/slot.go:329
     wire kernel_s_tready; // hdlgen/internal/slot/slot.go:330
     wire job_push; // hdlgen/internal/slot/slot.go:331
@@ -139,26 +139,26 @@ module onic_slot2 (
     wire buffer_ready; // hdlgen/internal/slot/slot.go:345
     wire cpl_ready; // hdlgen/internal/slot/slot.go:346
     wire irq_ready; // hdlgen/internal/slot/slot.go:346
-    wire in_mux_last_is0; // hdlgen/axis/axis.go:194
-    wire in_mux_last_is1; // hdlgen/axis/axis.go:194
-    wire in_mux_last_is2; // hdlgen/axis/axis.go:194
-    wire in_mux_in0_idle; // hdlgen/axis/axis.go:167
-    wire in_mux_in1_idle; // hdlgen/axis/axis.go:167
-    wire in_mux_in2_idle; // hdlgen/axis/axis.go:167
-    wire in_mux_rr0; // hdlgen/axis/axis.go:182
-    wire in_mux_rr1; // hdlgen/axis/axis.go:182
-    wire in_mux_rr2; // hdlgen/axis/axis.go:182
-    wire in_mux_grant0; // hdlgen/axis/axis.go:358
-    wire in_mux_grant1; // hdlgen/axis/axis.go:358
-    wire in_mux_grant2; // hdlgen/axis/axis.go:358
-    wire in_mux_valid; // hdlgen/axis/axis.go:204
-    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:206
-    wire in_mux_out_ready; // hdlgen/axis/axis.go:361
-    wire in_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire in_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire in_slice_load; // hdlgen/axis/axis.go:88
-    wire in_slice_pending; // hdlgen/axis/axis.go:89
-    wire _in_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire in_mux_last_is0; // hdlgen/axis/axis.go:214
+    wire in_mux_last_is1; // hdlgen/axis/axis.go:214
+    wire in_mux_last_is2; // hdlgen/axis/axis.go:214
+    wire in_mux_in0_idle; // hdlgen/axis/axis.go:187
+    wire in_mux_in1_idle; // hdlgen/axis/axis.go:187
+    wire in_mux_in2_idle; // hdlgen/axis/axis.go:187
+    wire in_mux_rr0; // hdlgen/axis/axis.go:202
+    wire in_mux_rr1; // hdlgen/axis/axis.go:202
+    wire in_mux_rr2; // hdlgen/axis/axis.go:202
+    wire in_mux_grant0; // hdlgen/axis/axis.go:378
+    wire in_mux_grant1; // hdlgen/axis/axis.go:378
+    wire in_mux_grant2; // hdlgen/axis/axis.go:378
+    wire in_mux_valid; // hdlgen/axis/axis.go:224
+    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:226
+    wire in_mux_out_ready; // hdlgen/axis/axis.go:381
+    wire in_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire in_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire in_slice_load; // hdlgen/axis/axis.go:102
+    wire in_slice_pending; // hdlgen/axis/axis.go:103
+    wire in_slice_park; // hdlgen/axis/axis.go:114
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
     wire in_is_write; // hdlgen/internal/slot/slot.go:561
     wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:585
@@ -179,14 +179,14 @@ module onic_slot2 (
     wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:403
     wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:403
     wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:403
-    wire jobs_empty; // hdlgen/axis/axis.go:120
-    wire jobs_full; // hdlgen/axis/axis.go:121
-    wire jobs_out_ready; // hdlgen/axis/axis.go:122
-    wire _job_room_not; // hdlgen/axis/axis.go:123
-    wire jobs_push; // hdlgen/axis/axis.go:125
-    wire jobs_pop; // hdlgen/axis/axis.go:126
-    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:132
-    wire [127:0] _out_slice_skid_hdr_mux_3; // hdlgen/axis/axis.go:140
+    wire jobs_empty; // hdlgen/axis/axis.go:140
+    wire jobs_full; // hdlgen/axis/axis.go:141
+    wire jobs_out_ready; // hdlgen/axis/axis.go:142
+    wire _job_room_not; // hdlgen/axis/axis.go:143
+    wire jobs_push; // hdlgen/axis/axis.go:145
+    wire jobs_pop; // hdlgen/axis/axis.go:146
+    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:152
+    wire [127:0] _out_slice_skid_hdr_mux_3; // hdlgen/axis/axis.go:160
     wire len_room; // hdlgen/internal/slot/slot.go:423
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:424
     wire buffer_room; // hdlgen/internal/slot/slot.go:424
@@ -214,24 +214,24 @@ module onic_slot2 (
     wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:428
     wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:428
     wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:439
-    wire buffer_empty; // hdlgen/axis/axis.go:120
-    wire buffer_full; // hdlgen/axis/axis.go:121
-    wire _buffer_pop_not; // hdlgen/axis/axis.go:122
-    wire buffer_out_ready; // hdlgen/axis/axis.go:122
-    wire _buffer_room_not; // hdlgen/axis/axis.go:123
-    wire buffer_push; // hdlgen/axis/axis.go:125
-    wire buffer_pop; // hdlgen/axis/axis.go:126
-    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:132
-    wire [576:0] _out_slice_skid_keep_mux; // hdlgen/axis/axis.go:140
-    wire lens_empty; // hdlgen/axis/axis.go:120
-    wire lens_full; // hdlgen/axis/axis.go:121
-    wire _lens_pop_not; // hdlgen/axis/axis.go:122
-    wire lens_out_ready; // hdlgen/axis/axis.go:122
-    wire _len_room_not; // hdlgen/axis/axis.go:123
-    wire lens_push; // hdlgen/axis/axis.go:125
-    wire lens_pop; // hdlgen/axis/axis.go:126
-    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:132
-    wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:140
+    wire buffer_empty; // hdlgen/axis/axis.go:140
+    wire buffer_full; // hdlgen/axis/axis.go:141
+    wire _buffer_pop_not; // hdlgen/axis/axis.go:142
+    wire buffer_out_ready; // hdlgen/axis/axis.go:142
+    wire _buffer_room_not; // hdlgen/axis/axis.go:143
+    wire buffer_push; // hdlgen/axis/axis.go:145
+    wire buffer_pop; // hdlgen/axis/axis.go:146
+    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:152
+    wire [576:0] _out_slice_skid_keep_mux; // hdlgen/axis/axis.go:160
+    wire lens_empty; // hdlgen/axis/axis.go:140
+    wire lens_full; // hdlgen/axis/axis.go:141
+    wire _lens_pop_not; // hdlgen/axis/axis.go:142
+    wire lens_out_ready; // hdlgen/axis/axis.go:142
+    wire _len_room_not; // hdlgen/axis/axis.go:143
+    wire lens_push; // hdlgen/axis/axis.go:145
+    wire lens_pop; // hdlgen/axis/axis.go:146
+    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:152
+    wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:160
     wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:450
     wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:451
     wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:451
@@ -257,11 +257,11 @@ module onic_slot2 (
     wire [15:0] _out_slice_skid_keep_concat; // hdlgen/internal/slot/slot.go:482
     wire [15:0] _out_slice_skid_keep_or; // hdlgen/internal/slot/slot.go:478
     wire _out_slice_skid_sop_mux; // hdlgen/internal/slot/slot.go:483
-    wire out_slice_out_ready; // hdlgen/axis/axis.go:81
-    wire out_slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire out_slice_load; // hdlgen/axis/axis.go:88
-    wire out_slice_pending; // hdlgen/axis/axis.go:89
-    wire _out_slice_skid_hdr_and; // hdlgen/axis/axis.go:100
+    wire out_slice_out_ready; // hdlgen/axis/axis.go:92
+    wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire out_slice_load; // hdlgen/axis/axis.go:102
+    wire out_slice_pending; // hdlgen/axis/axis.go:103
+    wire out_slice_park; // hdlgen/axis/axis.go:114
     wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:489
     wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:495
     wire kernel_s_tready_2; // hdlgen/internal/slot/slot.go:410
@@ -338,7 +338,7 @@ module onic_slot2 (
     assign in_slice_skid_empty = ~in_slice_skid_valid;
     assign in_slice_load = in_slice_out_ready | (~in_slice_valid);
     assign in_slice_pending = in_slice_skid_valid | in_mux_valid;
-    assign _in_slice_skid_hdr_and = (~in_slice_load) & in_mux_valid & in_slice_skid_empty;
+    assign in_slice_park = (~in_slice_load) & in_mux_valid & in_slice_skid_empty;
     assign in_hdr_address = in_slice_hdr[125] ? {in_slice_hdr[63:2], 2'h0}
                             : {32'h0, {in_slice_hdr[63:34], 2'h0}};
     assign in_is_write = in_slice_hdr[126] & (in_slice_hdr[124:120] == 5'h0);
@@ -567,7 +567,7 @@ module onic_slot2 (
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
-    assign _out_slice_skid_hdr_and = (~out_slice_load) & out_valid & out_slice_skid_empty;
+    assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
     assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2 & _out_slice_skid_eop_mux;
     assign unused = &{1'b0, in_mux_data[658:657], in_slice_hdr[95:80], in_out_address[1:0],
@@ -696,31 +696,31 @@ module onic_slot2 (
     end
 
     always @(posedge clk) begin
-        if (_in_slice_skid_hdr_and) begin
+        if (in_slice_park) begin
             in_slice_skid_hdr <= in_mux_data[127:0];
         end
     end
 
     always @(posedge clk) begin
-        if (_in_slice_skid_hdr_and) begin
+        if (in_slice_park) begin
             in_slice_skid_data <= in_mux_data[639:128];
         end
     end
 
     always @(posedge clk) begin
-        if (_in_slice_skid_hdr_and) begin
+        if (in_slice_park) begin
             in_slice_skid_keep <= in_mux_data[655:640];
         end
     end
 
     always @(posedge clk) begin
-        if (_in_slice_skid_hdr_and) begin
+        if (in_slice_park) begin
             in_slice_skid_sop <= in_mux_data[656];
         end
     end
 
     always @(posedge clk) begin
-        if (_in_slice_skid_hdr_and) begin
+        if (in_slice_park) begin
             in_slice_skid_eop <= in_mux_data[659];
         end
     end
@@ -1003,31 +1003,31 @@ module onic_slot2 (
     end
 
     always @(posedge clk) begin
-        if (_out_slice_skid_hdr_and) begin
+        if (out_slice_park) begin
             out_slice_skid_hdr <= _out_slice_skid_hdr_or;
         end
     end
 
     always @(posedge clk) begin
-        if (_out_slice_skid_hdr_and) begin
+        if (out_slice_park) begin
             out_slice_skid_data <= _out_slice_skid_data_or;
         end
     end
 
     always @(posedge clk) begin
-        if (_out_slice_skid_hdr_and) begin
+        if (out_slice_park) begin
             out_slice_skid_keep <= _out_slice_skid_keep_or;
         end
     end
 
     always @(posedge clk) begin
-        if (_out_slice_skid_hdr_and) begin
+        if (out_slice_park) begin
             out_slice_skid_sop <= _out_slice_skid_sop_mux;
         end
     end
 
     always @(posedge clk) begin
-        if (_out_slice_skid_hdr_and) begin
+        if (out_slice_park) begin
             out_slice_skid_eop <= _out_slice_skid_eop_mux;
         end
     end

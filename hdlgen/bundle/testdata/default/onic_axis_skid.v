@@ -18,15 +18,15 @@ module onic_axis_skid #(
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  slice_valid = 1'h0; // hdlgen/axis/axis.go:71
-    reg  [WIDTH-1:0] slice_data = {WIDTH{1'b0}}; // hdlgen/axis/axis.go:74
-    reg  slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:76
-    reg  [WIDTH-1:0] slice_skid_data = {WIDTH{1'b0}}; // hdlgen/axis/axis.go:79
+    reg  slice_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [WIDTH-1:0] slice_data = {WIDTH{1'b0}}; // hdlgen/axis/axis.go:85
+    reg  slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [WIDTH-1:0] slice_skid_data = {WIDTH{1'b0}}; // hdlgen/axis/axis.go:90
     wire s_ready; // hdlgen/axis/axis.go:30
-    wire slice_out_ready; // hdlgen/axis/axis.go:81
-    wire slice_skid_empty; // hdlgen/axis/axis.go:85
-    wire slice_load; // hdlgen/axis/axis.go:88
-    wire slice_pending; // hdlgen/axis/axis.go:89
+    wire slice_out_ready; // hdlgen/axis/axis.go:92
+    wire slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire slice_load; // hdlgen/axis/axis.go:102
+    wire slice_pending; // hdlgen/axis/axis.go:103
 
     assign s_ready = slice_skid_empty;
     assign slice_out_ready = m_tready;
