@@ -139,10 +139,11 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 
 	empty := m.Named(name+"_empty", m.Eq(rptr, wptr))
 	full := m.Named(name+"_full", m.And(m.Ne(m.Slice(rptr, ab, 1), m.Slice(wptr, ab, 1)), m.Eq(m.Slice(rptr, 0, ab), m.Slice(wptr, 0, ab))))
-	out := Stream{Valid: m.Not(empty), Ready: m.Wire(name+"_out_ready", 1)}
-	m.Assign(in.Ready, m.Not(full))
+	notFull := m.Named(name+"_not_full", m.Not(full))
+	out := Stream{Valid: m.Named(name+"_not_empty", m.Not(empty)), Ready: m.Wire(name+"_out_ready", 1)}
+	m.Assign(in.Ready, notFull)
 
-	push := m.Named(name+"_push", m.And(in.Valid, m.Not(full)))
+	push := m.Named(name+"_push", m.And(in.Valid, notFull))
 	pop := m.Named(name+"_pop", m.And(out.Valid, out.Ready))
 	// The read pointer's successor is a register of its own, so a pop
 	// only chooses between two registers (no adder after the consumer's
@@ -157,7 +158,7 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 	head := m.Named(name+"_head", m.ReadPort(mem, m.Slice(rnext, 0, ab), m.Const(1, 1)))
 	m.SetNext(bypass, m.And(push, m.Mux(pop, m.Eq(wptr, rptr1), m.Eq(wptr, rptr))))
 	m.SetNext(bypassData, in.Data)
-	out.Data = m.Mux(bypass, bypassData, head)
+	out.Data = m.Named(name+"_out_data", m.Mux(bypass, bypassData, head))
 	return out
 }
 

@@ -73,7 +73,7 @@ func PortTagsModule() *ir.Module {
 	mwr := m.And(f.HasData, m.Eq(typ, m.Const(5, 0)))
 	msg := m.Eq(m.Slice(typ, 3, 2), m.Const(2, 2))
 	np := m.Named("egress_needs_tag", m.And(m.Not(f.Completion), m.Not(m.Or(mwr, msg))))
-	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
+	free := m.Named("tag_free", m.Not(m.Slice(m.Named("tag_busy_from_cursor", m.Shr(busy, cursor)), 0, 1)))
 	in := axis.Stream{Data: m.Concat(m.Input("s_tlp_eop", 1), hdr, m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16), m.Input("s_tlp_sop", 1)),
 		Valid: m.Input("s_tlp_valid", 1), Ready: m.Wire("egress_in_ready", 1)}
 	m.Output("s_tlp_ready", in.Ready)
@@ -94,7 +94,7 @@ func PortTagsModule() *ir.Module {
 	m.Output("m_tlp_eop", oEOP)
 	// Each tag's request as it left: its requester ID and own tag.
 	orig := m.Memory("tag_orig", n, 16+10)
-	m.WritePort(orig, cursor, m.Concat(of.Requester, of.Tag), alloc, ir.Value{})
+	m.WritePort(orig, cursor, m.Named("tag_orig_in", m.Concat(of.Requester, of.Tag)), alloc, ir.Value{})
 
 	// From the link: one register stage.
 	rHdrIn := m.Input("s_rx_hdr", 128)
@@ -107,7 +107,7 @@ func PortTagsModule() *ir.Module {
 	m.Output("s_rx_ready", stFree)
 	cf := tlphdr.Decode(m, "rx_in_hdr", rHdrIn)
 	inTag := m.Slice(cf.Tag, 0, tb)
-	heldNow := m.And(m.Slice(m.Shr(busy, inTag), 0, 1), m.Eq(m.Slice(cf.Tag, tb, 10-tb), m.Const(10-tb, 0)))
+	heldNow := m.Named("rx_tag_held", m.And(m.Slice(m.Named("tag_busy_from_rx", m.Shr(busy, inTag)), 0, 1), m.Eq(m.Slice(cf.Tag, tb, 10-tb), m.Const(10-tb, 0))))
 	entry := m.ReadPort(orig, inTag, accept)
 	reg := func(name string, v ir.Value) ir.Value {
 		r := m.RegNoReset(name, v.Width())
@@ -129,13 +129,14 @@ func PortTagsModule() *ir.Module {
 	}
 	sc := m.Named("rx_status_sc", m.Eq(field("status"), m.Const(3, uint64(tlp.StatusSC))))
 	match := m.Named("rx_cpl_matches", m.And(m.And(sHeld, m.Eq(sf.Requester, entryReq)), m.Or(m.Not(sc), sf.HasData)))
-	unexpected := m.Named("rx_unexpected", m.And(sf.Completion, m.Not(match)))
+	unexpected := m.Named("rx_unexpected", m.And(sf.Completion, m.Named("rx_cpl_unmatched", m.Not(match))))
 	dropping := m.Reg("rx_dropping", 1, 0)
 	drop := m.Named("rx_drop", m.Mux(sSOP, unexpected, dropping))
-	leave := m.And(stValid, m.Not(drop))
+	leave := m.And(stValid, m.Named("rx_kept", m.Not(drop)))
 	m.Output("m_rx_valid", leave)
-	taken := m.Named("rx_taken", m.And(stValid, m.Or(drop, rxOutReady)))
-	m.Assign(stFree, m.Or(m.Not(stValid), m.Or(drop, rxOutReady)))
+	gone := m.Named("rx_gone", m.Or(drop, rxOutReady)) // dropped, or taken on
+	taken := m.Named("rx_taken", m.And(stValid, gone))
+	m.Assign(stFree, m.Or(m.Not(stValid), gone))
 	m.SetNext(stValid, m.Or(accept, m.And(stValid, m.Not(taken))))
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(sEOP)), dropping))
 	// A matching completion leaves with its request's own tag.
@@ -161,7 +162,7 @@ func PortTagsModule() *ir.Module {
 	one := m.ConstWords(n, []uint64{1})
 	setMask := m.Mux(alloc, m.Shl(one, cursor), m.Const(n, 0))
 	clrMask := m.Mux(release, m.Shl(one, m.Slice(sf.Tag, 0, tb)), m.Const(n, 0))
-	m.SetNext(busy, m.Mux(up, m.And(m.Or(busy, setMask), m.Not(clrMask)), m.Const(n, 0)))
+	m.SetNext(busy, m.Mux(up, m.Named("tag_busy_next", m.And(m.Or(busy, setMask), m.Not(clrMask))), m.Const(n, 0)))
 	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(tb, 1)), cursor))
 	return m
 }

@@ -74,7 +74,7 @@ func TagsModule() *ir.Module {
 	np := m.Named("req_needs_tag", m.And(sop, m.Not(m.Or(mwr, msg))))
 	busy := m.Reg("tag_busy", n, 0)
 	cursor := m.Reg("tag_cursor", TagBits, 0)
-	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
+	free := m.Named("tag_free", m.Not(m.Slice(m.Named("tag_busy_from_cursor", m.Shr(busy, cursor)), 0, 1)))
 	// The data credits of 16 bytes a request needs (an AtomicOp's 1 to 8
 	// DWs take one or two), worked out as it comes and parked with it, so
 	// that no header decoding is between the park's head and its release.
@@ -100,8 +100,8 @@ func TagsModule() *ir.Module {
 	// data credits, from registers and the block's outputs alone; the
 	// park's head only chooses among them (the release is on the path to
 	// the merge's grant).
-	takenH := m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4))
-	takenD := m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4))
+	takenH := m.Named("nph_taken", m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4)))
+	takenD := m.Named("npd_taken", m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4)))
 	hOK := m.Named("nph_ok", m.LtU(takenH, nph))
 	dOK := [3]ir.Value{m.Const(1, 1), m.Named("npd_ok_1", m.LtU(takenD, npd)), m.Named("npd_ok_2", m.LtU(m.Add(takenD, m.Const(4, 1)), npd))}
 	var needD ir.Value
@@ -132,14 +132,14 @@ func TagsModule() *ir.Module {
 	asSelf := func(h ir.Value) ir.Value {
 		return m.Concat(m.Slice(h, reqLo+reqW, hdrBits-reqLo-reqW), self, m.Slice(h, 0, reqLo))
 	}
-	m.Output("rq_hdr", asSelf(m.Mux(parked, tagged, oHdr)))
+	m.Output("rq_hdr", asSelf(m.Named("rq_hdr_tagged", m.Mux(parked, m.Named("rq_hdr_local_tag", tagged), oHdr))))
 	m.Output("rq_data", oData)
 	m.Output("rq_keep", oKeep)
 	m.Output("rq_sop", oSOP)
 	m.Output("rq_eop", oEOP)
 	// Each tag's request as it came: its port, requester ID and tag.
 	orig := m.Memory("tag_orig", n, 2+16+10)
-	m.WritePort(orig, cursor, m.Concat(oPort, of.Requester, of.Tag), alloc, ir.Value{})
+	m.WritePort(orig, cursor, m.Named("tag_orig_in", m.Concat(oPort, of.Requester, of.Tag)), alloc, ir.Value{})
 
 	// Completions: one register stage, in which the table's word for the
 	// completion's tag is read.
@@ -150,7 +150,7 @@ func TagsModule() *ir.Module {
 	outValid := m.Reg("cpl_valid_r", 1, 0)
 	outReady := m.Input("cpl_ready", 1)
 	accept := m.Named("cpl_accept", m.And(cValid, m.Or(m.Not(outValid), outReady)))
-	m.Output("rc_ready", m.Or(m.Not(outValid), outReady))
+	m.Output("rc_ready", m.Named("cpl_open", m.Or(m.Not(outValid), outReady)))
 	local := m.Slice(tlphdr.Decode(m, "rc", m.Concat(cHdr, m.Const(32, 0))).Tag, 0, TagBits) // (the 3 DW header is the top of the 128-bit bus)
 	origWord := m.ReadPort(orig, local, accept)
 	origTag, origReq, origPort := m.Slice(origWord, 0, 10), m.Slice(origWord, 10, 16), m.Slice(origWord, 26, 2)
@@ -163,12 +163,12 @@ func TagsModule() *ir.Module {
 	rHdr := reg("cpl_hdr_r", cHdr)
 	// Whether the completion's tag was taken (busy) when it came: a tag
 	// nothing holds is an Unexpected Completion (port 0).
-	held2 := reg("cpl_tag_held_r", m.Slice(m.Shr(busy, local), 0, 1))
+	held2 := reg("cpl_tag_held_r", m.Slice(m.Named("tag_busy_from_cpl", m.Shr(busy, local)), 0, 1))
 	m.SetNext(outValid, m.Or(accept, m.And(outValid, m.Not(outReady))))
-	back := tlphdr.SetTag(m, rHdr, tlp.ClassCompletion, origTag)
+	back := m.Named("cpl_hdr_orig_tag", tlphdr.SetTag(m, rHdr, tlp.ClassCompletion, origTag))
 	cReqLo, cReqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassCompletion, tlp.Fmt3DW))
 	cReqLo -= 32
-	back = m.Concat(m.Slice(back, cReqLo+cReqW, 96-cReqLo-cReqW), origReq, m.Slice(back, 0, cReqLo))
+	back = m.Named("cpl_hdr_back", m.Concat(m.Slice(back, cReqLo+cReqW, 96-cReqLo-cReqW), origReq, m.Slice(back, 0, cReqLo)))
 	m.Output("cpl_hdr", m.Mux(held2, back, rHdr))
 	m.Output("cpl_port", m.Mux(held2, origPort, m.Const(2, 0)))
 	m.Output("cpl_data", reg("cpl_data_r", m.Input("rc_data", dataBits)))
@@ -178,9 +178,9 @@ func TagsModule() *ir.Module {
 	m.Output("cpl_valid", outValid)
 	// A completion that finishes its request frees its tag.
 	release := m.Named("tag_release", m.And(accept, m.And(cEOP, cDone)))
-	setMask := m.Mux(alloc, m.Shl(m.ConstWords(n, []uint64{1}), cursor), m.Const(n, 0))
-	clrMask := m.Mux(release, m.Shl(m.ConstWords(n, []uint64{1}), local), m.Const(n, 0))
-	m.SetNext(busy, m.And(m.Or(busy, setMask), m.Not(clrMask)))
+	setMask := m.Named("tag_set", m.Mux(alloc, m.Shl(m.ConstWords(n, []uint64{1}), cursor), m.Const(n, 0)))
+	clrMask := m.Named("tag_clear", m.Mux(release, m.Shl(m.ConstWords(n, []uint64{1}), local), m.Const(n, 0)))
+	m.SetNext(busy, m.Named("tag_busy_next", m.And(m.Or(busy, setMask), m.Not(clrMask))))
 	// The cursor moves on past a busy tag, and past the one just taken.
 	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(TagBits, 1)), cursor))
 	return m

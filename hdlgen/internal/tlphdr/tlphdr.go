@@ -14,6 +14,7 @@ package tlphdr
 
 import (
 	"fmt"
+	"slices"
 
 	"onic/hdlgen/ir"
 	"onic/tlp"
@@ -191,13 +192,27 @@ func SetTag(m *ir.Module, hdr ir.Value, c tlp.Class, tag ir.Value) ir.Value {
 	ir.Helper()
 	w := hdr.Width()
 	ps := Layout("tag", c, tlp.Fmt3DW).Parts
-	// T9 and T8 are the first two parts, the low 8 bits the third.
+	// T9 and T8 are the first two parts, the low 8 bits the third: one
+	// concatenation of the header's bits around them, from the top.
+	type piece struct{ lo, n, src, srcN int }
+	var pcs []piece
 	for k, src := range [3][2]int{{9, 1}, {8, 1}, {0, 8}} {
-		lo := Index(ps[k].DW, ps[k].Lo) - (128 - w)
-		n := ps[k].Width()
-		hdr = m.Concat(m.Slice(hdr, lo+n, w-lo-n), m.Slice(tag, src[0], src[1]), m.Slice(hdr, 0, lo))
+		pcs = append(pcs, piece{Index(ps[k].DW, ps[k].Lo) - (128 - w), ps[k].Width(), src[0], src[1]})
 	}
-	return hdr
+	slices.SortFunc(pcs, func(a, b piece) int { return b.lo - a.lo })
+	var parts []ir.Value
+	top := w
+	for _, p := range pcs {
+		if above := top - (p.lo + p.n); above > 0 {
+			parts = append(parts, m.Slice(hdr, p.lo+p.n, above))
+		}
+		parts = append(parts, m.Slice(tag, p.src, p.srcN))
+		top = p.lo
+	}
+	if top > 0 {
+		parts = append(parts, m.Slice(hdr, 0, top))
+	}
+	return m.Concat(parts...)
 }
 
 // Field reads field name of a header of class c and format f out of hdr,

@@ -135,15 +135,15 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
-    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:372
-    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
+    reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:534
-    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:372
-    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
+    reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
     reg  no_slot_axil_rvalid = 1'h0; // hdlgen/axil/bus.go:66
-    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:372
-    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  to_host_merge_last = 1'h1; // hdlgen/axis/axis.go:373
+    reg  to_host_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  to_host_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] to_host_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [1:0] to_host_slice_side = 2'h0; // hdlgen/axis/axis.go:85
@@ -158,8 +158,8 @@ module onic_card (
     reg  [15:0] to_host_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  to_host_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  to_host_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:372
-    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [2:0] rq_merge_last = 3'h4; // hdlgen/axis/axis.go:373
+    reg  rq_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  rq_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] rq_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [1:0] rq_slice_side = 2'h0; // hdlgen/axis/axis.go:85
@@ -174,10 +174,10 @@ module onic_card (
     reg  [15:0] rq_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  rq_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  rq_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:372
-    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
-    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:372
-    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:373
+    reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
+    reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:373
+    reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] port_a_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] port_a_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -200,8 +200,8 @@ module onic_card (
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
-    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:151
-    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:157
+    reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
+    reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
     reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
     reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
@@ -209,8 +209,8 @@ module onic_card (
     reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
     reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
     reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
-    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:372
-    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
+    reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] port_b_hold_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] port_b_hold_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -233,8 +233,8 @@ module onic_card (
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
-    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:151
-    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:157
+    reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
+    reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
     reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
     reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
@@ -255,17 +255,17 @@ module onic_card (
     wire req_tags_valid; // hdlgen/internal/card/build.go:146
     wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:415
     wire rq_tags_ready; // hdlgen/internal/card/build.go:417
-    wire host_in_last_is0; // hdlgen/axis/axis.go:214
-    wire host_in_last_is1; // hdlgen/axis/axis.go:214
-    wire host_in_in0_idle; // hdlgen/axis/axis.go:187
-    wire host_in_in1_idle; // hdlgen/axis/axis.go:187
-    wire host_in_rr0; // hdlgen/axis/axis.go:202
-    wire host_in_rr1; // hdlgen/axis/axis.go:202
-    wire host_in_grant0; // hdlgen/axis/axis.go:378
-    wire host_in_grant1; // hdlgen/axis/axis.go:378
-    wire host_in_valid; // hdlgen/axis/axis.go:224
-    wire [660:0] host_in_data; // hdlgen/axis/axis.go:226
-    wire host_in_out_ready; // hdlgen/axis/axis.go:381
+    wire host_in_last_is0; // hdlgen/axis/axis.go:215
+    wire host_in_last_is1; // hdlgen/axis/axis.go:215
+    wire host_in_in0_idle; // hdlgen/axis/axis.go:188
+    wire host_in_in1_idle; // hdlgen/axis/axis.go:188
+    wire host_in_rr0; // hdlgen/axis/axis.go:203
+    wire host_in_rr1; // hdlgen/axis/axis.go:203
+    wire host_in_grant0; // hdlgen/axis/axis.go:379
+    wire host_in_grant1; // hdlgen/axis/axis.go:379
+    wire host_in_valid; // hdlgen/axis/axis.go:225
+    wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
+    wire host_in_out_ready; // hdlgen/axis/axis.go:382
     wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:445
     wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:445
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
@@ -366,21 +366,21 @@ module onic_card (
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:214
-    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:187
-    wire m_local_merge_rr0; // hdlgen/axis/axis.go:202
-    wire m_local_merge_rr1; // hdlgen/axis/axis.go:202
-    wire m_local_merge_rr2; // hdlgen/axis/axis.go:202
-    wire m_local_merge_grant0; // hdlgen/axis/axis.go:378
-    wire m_local_merge_grant1; // hdlgen/axis/axis.go:378
-    wire m_local_merge_grant2; // hdlgen/axis/axis.go:378
-    wire m_local_merge_valid; // hdlgen/axis/axis.go:224
-    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:226
-    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire m_local_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire m_local_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire m_local_merge_last_is2; // hdlgen/axis/axis.go:215
+    wire m_local_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire m_local_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire m_local_merge_in2_idle; // hdlgen/axis/axis.go:188
+    wire m_local_merge_rr0; // hdlgen/axis/axis.go:203
+    wire m_local_merge_rr1; // hdlgen/axis/axis.go:203
+    wire m_local_merge_rr2; // hdlgen/axis/axis.go:203
+    wire m_local_merge_grant0; // hdlgen/axis/axis.go:379
+    wire m_local_merge_grant1; // hdlgen/axis/axis.go:379
+    wire m_local_merge_grant2; // hdlgen/axis/axis.go:379
+    wire m_local_merge_valid; // hdlgen/axis/axis.go:225
+    wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
+    wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
     wire regs_cpl_ready; // hdlgen/internal/card/build.go:597
     wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:601
     wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:610
@@ -395,33 +395,33 @@ module onic_card (
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:172
-    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:173
-    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:172
-    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:173
-    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:172
-    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:173
-    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:172
-    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:173
-    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:174
-    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:173
-    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:174
-    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:173
-    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:172
-    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:173
-    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:174
+    wire kernel_demux_host_to0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:174
+    wire kernel_demux_host_to1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_ready1; // hdlgen/axis/axis.go:174
+    wire kernel_demux_host_to2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_ready2; // hdlgen/axis/axis.go:174
+    wire kernel_demux_host_to3; // hdlgen/axis/axis.go:173
+    wire kernel_demux_host_ready3; // hdlgen/axis/axis.go:174
+    wire _m_kernel_from_manager_ready_or; // hdlgen/axis/axis.go:175
+    wire kernel_demux_port_a_to0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_ready0; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_a_to1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_ready1; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_a_to2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_ready2; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_a_to3; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_a_ready3; // hdlgen/axis/axis.go:174
+    wire _m_kernel_from_port_a_in_ready_or; // hdlgen/axis/axis.go:175
+    wire kernel_demux_port_b_to0; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_ready0; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_b_to1; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_ready1; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_b_to2; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_ready2; // hdlgen/axis/axis.go:174
+    wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:173
+    wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:174
+    wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:175
     wire _slot0_ltu_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_and_2; // hdlgen/internal/card/slots.go:99
     wire _slot0_ltu; // hdlgen/internal/card/slots.go:99
@@ -461,102 +461,102 @@ module onic_card (
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
     wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire to_host_merge_rr0; // hdlgen/axis/axis.go:202
-    wire to_host_merge_rr1; // hdlgen/axis/axis.go:202
-    wire to_host_merge_grant0; // hdlgen/axis/axis.go:378
-    wire to_host_merge_grant1; // hdlgen/axis/axis.go:378
-    wire to_host_merge_valid; // hdlgen/axis/axis.go:224
-    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:226
-    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire to_host_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire to_host_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire to_host_merge_rr0; // hdlgen/axis/axis.go:203
+    wire to_host_merge_rr1; // hdlgen/axis/axis.go:203
+    wire to_host_merge_grant0; // hdlgen/axis/axis.go:379
+    wire to_host_merge_grant1; // hdlgen/axis/axis.go:379
+    wire to_host_merge_valid; // hdlgen/axis/axis.go:225
+    wire [659:0] to_host_merge_data; // hdlgen/axis/axis.go:227
+    wire to_host_merge_out_ready; // hdlgen/axis/axis.go:382
     wire to_host_slice_out_ready; // hdlgen/axis/axis.go:92
     wire to_host_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire to_host_slice_load; // hdlgen/axis/axis.go:102
     wire to_host_slice_pending; // hdlgen/axis/axis.go:103
     wire to_host_slice_park; // hdlgen/axis/axis.go:114
-    wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire to_host_to0; // hdlgen/axis/axis.go:172
-    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:173
-    wire to_host_ready0; // hdlgen/axis/axis.go:173
-    wire to_host_to1; // hdlgen/axis/axis.go:172
-    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:173
-    wire to_host_ready1; // hdlgen/axis/axis.go:173
-    wire rq_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire rq_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire rq_merge_last_is2; // hdlgen/axis/axis.go:214
-    wire rq_merge_last_is3; // hdlgen/axis/axis.go:214
-    wire rq_merge_last_is4; // hdlgen/axis/axis.go:214
-    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:187
-    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:187
-    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:187
-    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:202
-    wire rq_merge_rr0; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:202
-    wire rq_merge_rr1; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:202
-    wire rq_merge_rr2; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:202
-    wire rq_merge_rr3; // hdlgen/axis/axis.go:202
-    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:202
-    wire rq_merge_rr4; // hdlgen/axis/axis.go:202
-    wire rq_merge_grant0; // hdlgen/axis/axis.go:378
-    wire rq_merge_grant1; // hdlgen/axis/axis.go:378
-    wire rq_merge_grant2; // hdlgen/axis/axis.go:378
-    wire rq_merge_grant3; // hdlgen/axis/axis.go:378
-    wire rq_merge_grant4; // hdlgen/axis/axis.go:378
-    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:226
-    wire rq_merge_valid; // hdlgen/axis/axis.go:224
-    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:226
-    wire rq_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire to_host_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire to_host_to0; // hdlgen/axis/axis.go:173
+    wire _rq_merge_in0_idle_and; // hdlgen/axis/axis.go:174
+    wire to_host_ready0; // hdlgen/axis/axis.go:174
+    wire to_host_to1; // hdlgen/axis/axis.go:173
+    wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:174
+    wire to_host_ready1; // hdlgen/axis/axis.go:174
+    wire rq_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire rq_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire rq_merge_last_is2; // hdlgen/axis/axis.go:215
+    wire rq_merge_last_is3; // hdlgen/axis/axis.go:215
+    wire rq_merge_last_is4; // hdlgen/axis/axis.go:215
+    wire rq_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire rq_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire rq_merge_in2_idle; // hdlgen/axis/axis.go:188
+    wire rq_merge_in3_idle; // hdlgen/axis/axis.go:188
+    wire rq_merge_in4_idle; // hdlgen/axis/axis.go:188
+    wire _rq_merge_rr0_or_2; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr0_or; // hdlgen/axis/axis.go:203
+    wire rq_merge_rr0; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr1_or_2; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr1_or; // hdlgen/axis/axis.go:203
+    wire rq_merge_rr1; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr2_or; // hdlgen/axis/axis.go:203
+    wire rq_merge_rr2; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr3_or; // hdlgen/axis/axis.go:203
+    wire rq_merge_rr3; // hdlgen/axis/axis.go:203
+    wire _rq_merge_rr4_or; // hdlgen/axis/axis.go:203
+    wire rq_merge_rr4; // hdlgen/axis/axis.go:203
+    wire rq_merge_grant0; // hdlgen/axis/axis.go:379
+    wire rq_merge_grant1; // hdlgen/axis/axis.go:379
+    wire rq_merge_grant2; // hdlgen/axis/axis.go:379
+    wire rq_merge_grant3; // hdlgen/axis/axis.go:379
+    wire rq_merge_grant4; // hdlgen/axis/axis.go:379
+    wire [659:0] _rq_merge_data_mux; // hdlgen/axis/axis.go:227
+    wire rq_merge_valid; // hdlgen/axis/axis.go:225
+    wire [659:0] rq_merge_data; // hdlgen/axis/axis.go:227
+    wire rq_merge_out_ready; // hdlgen/axis/axis.go:382
     wire rq_slice_out_ready; // hdlgen/axis/axis.go:92
     wire rq_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire rq_slice_load; // hdlgen/axis/axis.go:102
     wire rq_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_slice_park; // hdlgen/axis/axis.go:114
     wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire cc_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire cc_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire cc_merge_last_is2; // hdlgen/axis/axis.go:214
-    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:187
-    wire cc_merge_rr0; // hdlgen/axis/axis.go:202
-    wire cc_merge_rr1; // hdlgen/axis/axis.go:202
-    wire cc_merge_rr2; // hdlgen/axis/axis.go:202
-    wire cc_merge_grant0; // hdlgen/axis/axis.go:378
-    wire cc_merge_grant1; // hdlgen/axis/axis.go:378
-    wire cc_merge_grant2; // hdlgen/axis/axis.go:378
-    wire cc_merge_valid; // hdlgen/axis/axis.go:224
-    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:226
-    wire cc_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire cc_merge_last_is2; // hdlgen/axis/axis.go:215
+    wire cc_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire cc_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire cc_merge_in2_idle; // hdlgen/axis/axis.go:188
+    wire cc_merge_rr0; // hdlgen/axis/axis.go:203
+    wire cc_merge_rr1; // hdlgen/axis/axis.go:203
+    wire cc_merge_rr2; // hdlgen/axis/axis.go:203
+    wire cc_merge_grant0; // hdlgen/axis/axis.go:379
+    wire cc_merge_grant1; // hdlgen/axis/axis.go:379
+    wire cc_merge_grant2; // hdlgen/axis/axis.go:379
+    wire cc_merge_valid; // hdlgen/axis/axis.go:225
+    wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
+    wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
     wire np_room; // hdlgen/internal/card/build.go:715
     wire [1:0] np_credit; // hdlgen/internal/card/build.go:716
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:214
-    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:214
-    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:214
-    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:187
-    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:187
-    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:187
-    wire port_a_egress_rr0; // hdlgen/axis/axis.go:202
-    wire port_a_egress_rr1; // hdlgen/axis/axis.go:202
-    wire port_a_egress_rr2; // hdlgen/axis/axis.go:202
-    wire port_a_egress_grant0; // hdlgen/axis/axis.go:378
-    wire port_a_egress_grant1; // hdlgen/axis/axis.go:378
-    wire port_a_egress_grant2; // hdlgen/axis/axis.go:378
-    wire port_a_egress_valid; // hdlgen/axis/axis.go:224
-    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:226
-    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:381
-    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:387
+    wire port_a_egress_last_is0; // hdlgen/axis/axis.go:215
+    wire port_a_egress_last_is1; // hdlgen/axis/axis.go:215
+    wire port_a_egress_last_is2; // hdlgen/axis/axis.go:215
+    wire port_a_egress_in0_idle; // hdlgen/axis/axis.go:188
+    wire port_a_egress_in1_idle; // hdlgen/axis/axis.go:188
+    wire port_a_egress_in2_idle; // hdlgen/axis/axis.go:188
+    wire port_a_egress_rr0; // hdlgen/axis/axis.go:203
+    wire port_a_egress_rr1; // hdlgen/axis/axis.go:203
+    wire port_a_egress_rr2; // hdlgen/axis/axis.go:203
+    wire port_a_egress_grant0; // hdlgen/axis/axis.go:379
+    wire port_a_egress_grant1; // hdlgen/axis/axis.go:379
+    wire port_a_egress_grant2; // hdlgen/axis/axis.go:379
+    wire port_a_egress_valid; // hdlgen/axis/axis.go:225
+    wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:227
+    wire port_a_egress_out_ready; // hdlgen/axis/axis.go:382
+    wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:388
     wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
     wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
@@ -574,13 +574,13 @@ module onic_card (
     wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
     wire port_a_hold_empty; // hdlgen/axis/axis.go:140
     wire port_a_hold_full; // hdlgen/axis/axis.go:141
-    wire _port_a_hold_pop_not; // hdlgen/axis/axis.go:142
-    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:142
-    wire _port_a_hold_in_ready_not; // hdlgen/axis/axis.go:143
-    wire port_a_hold_push; // hdlgen/axis/axis.go:145
-    wire port_a_hold_pop; // hdlgen/axis/axis.go:146
-    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:152
-    wire [657:0] _port_a_to_tags_eop_mux; // hdlgen/axis/axis.go:160
+    wire port_a_hold_not_full; // hdlgen/axis/axis.go:142
+    wire port_a_hold_not_empty; // hdlgen/axis/axis.go:143
+    wire port_a_hold_out_ready; // hdlgen/axis/axis.go:143
+    wire port_a_hold_push; // hdlgen/axis/axis.go:146
+    wire port_a_hold_pop; // hdlgen/axis/axis.go:147
+    wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:153
+    wire [657:0] port_a_hold_out_data; // hdlgen/axis/axis.go:161
     wire port_a_hold_open; // hdlgen/internal/card/build.go:248
     wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:250
     wire port_a_to_link_ready; // hdlgen/internal/card/build.go:251
@@ -597,22 +597,22 @@ module onic_card (
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:135
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
-    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:214
-    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:214
-    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:214
-    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:187
-    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:187
-    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:187
-    wire port_b_egress_rr0; // hdlgen/axis/axis.go:202
-    wire port_b_egress_rr1; // hdlgen/axis/axis.go:202
-    wire port_b_egress_rr2; // hdlgen/axis/axis.go:202
-    wire port_b_egress_grant0; // hdlgen/axis/axis.go:378
-    wire port_b_egress_grant1; // hdlgen/axis/axis.go:378
-    wire port_b_egress_grant2; // hdlgen/axis/axis.go:378
-    wire port_b_egress_valid; // hdlgen/axis/axis.go:224
-    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:226
-    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:381
-    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:387
+    wire port_b_egress_last_is0; // hdlgen/axis/axis.go:215
+    wire port_b_egress_last_is1; // hdlgen/axis/axis.go:215
+    wire port_b_egress_last_is2; // hdlgen/axis/axis.go:215
+    wire port_b_egress_in0_idle; // hdlgen/axis/axis.go:188
+    wire port_b_egress_in1_idle; // hdlgen/axis/axis.go:188
+    wire port_b_egress_in2_idle; // hdlgen/axis/axis.go:188
+    wire port_b_egress_rr0; // hdlgen/axis/axis.go:203
+    wire port_b_egress_rr1; // hdlgen/axis/axis.go:203
+    wire port_b_egress_rr2; // hdlgen/axis/axis.go:203
+    wire port_b_egress_grant0; // hdlgen/axis/axis.go:379
+    wire port_b_egress_grant1; // hdlgen/axis/axis.go:379
+    wire port_b_egress_grant2; // hdlgen/axis/axis.go:379
+    wire port_b_egress_valid; // hdlgen/axis/axis.go:225
+    wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:227
+    wire port_b_egress_out_ready; // hdlgen/axis/axis.go:382
+    wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:388
     wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
     wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
@@ -630,13 +630,13 @@ module onic_card (
     wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
     wire port_b_hold_empty; // hdlgen/axis/axis.go:140
     wire port_b_hold_full; // hdlgen/axis/axis.go:141
-    wire _port_b_hold_pop_not; // hdlgen/axis/axis.go:142
-    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:142
-    wire _port_b_hold_in_ready_not; // hdlgen/axis/axis.go:143
-    wire port_b_hold_push; // hdlgen/axis/axis.go:145
-    wire port_b_hold_pop; // hdlgen/axis/axis.go:146
-    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:152
-    wire [657:0] _port_b_to_tags_eop_mux; // hdlgen/axis/axis.go:160
+    wire port_b_hold_not_full; // hdlgen/axis/axis.go:142
+    wire port_b_hold_not_empty; // hdlgen/axis/axis.go:143
+    wire port_b_hold_out_ready; // hdlgen/axis/axis.go:143
+    wire port_b_hold_push; // hdlgen/axis/axis.go:146
+    wire port_b_hold_pop; // hdlgen/axis/axis.go:147
+    wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:153
+    wire [657:0] port_b_hold_out_data; // hdlgen/axis/axis.go:161
     wire port_b_hold_open; // hdlgen/internal/card/build.go:248
     wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:250
     wire port_b_to_link_ready; // hdlgen/internal/card/build.go:251
@@ -1097,11 +1097,11 @@ module onic_card (
     assign port_b_in_m_port_a_ready = m_port_a_from_port_b_in_ready;
     assign port_b_in_m_port_b_ready = m_port_b_from_port_b_in_ready;
     assign _port_a_tags_eq = port_a_link_state == 2'h2;
-    assign port_a_to_tags_hdr = _port_a_to_tags_eop_mux[656:529];
-    assign port_a_to_tags_data = _port_a_to_tags_eop_mux[528:17];
-    assign port_a_to_tags_keep = _port_a_to_tags_eop_mux[16:1];
-    assign port_a_to_tags_sop = _port_a_to_tags_eop_mux[0];
-    assign port_a_to_tags_eop = _port_a_to_tags_eop_mux[657];
+    assign port_a_to_tags_hdr = port_a_hold_out_data[656:529];
+    assign port_a_to_tags_data = port_a_hold_out_data[528:17];
+    assign port_a_to_tags_keep = port_a_hold_out_data[16:1];
+    assign port_a_to_tags_sop = port_a_hold_out_data[0];
+    assign port_a_to_tags_eop = port_a_hold_out_data[657];
     assign port_a_to_tags_valid = _port_a_to_tags_valid_and;
     assign port_a_from_link_hdr = port_a_link_m_tlp_hdr;
     assign port_a_from_link_data = port_a_link_m_tlp_data;
@@ -1111,11 +1111,11 @@ module onic_card (
     assign port_a_from_link_valid = port_a_link_m_tlp_valid;
     assign port_a_link_s_ready = port_a_link_s_tlp_ready;
     assign _port_b_tags_eq = port_b_link_state == 2'h2;
-    assign port_b_to_tags_hdr = _port_b_to_tags_eop_mux[656:529];
-    assign port_b_to_tags_data = _port_b_to_tags_eop_mux[528:17];
-    assign port_b_to_tags_keep = _port_b_to_tags_eop_mux[16:1];
-    assign port_b_to_tags_sop = _port_b_to_tags_eop_mux[0];
-    assign port_b_to_tags_eop = _port_b_to_tags_eop_mux[657];
+    assign port_b_to_tags_hdr = port_b_hold_out_data[656:529];
+    assign port_b_to_tags_data = port_b_hold_out_data[528:17];
+    assign port_b_to_tags_keep = port_b_hold_out_data[16:1];
+    assign port_b_to_tags_sop = port_b_hold_out_data[0];
+    assign port_b_to_tags_eop = port_b_hold_out_data[657];
     assign port_b_to_tags_valid = _port_b_to_tags_valid_and;
     assign port_b_from_link_hdr = port_b_link_m_tlp_hdr;
     assign port_b_from_link_data = port_b_link_m_tlp_data;
@@ -1643,23 +1643,22 @@ module onic_card (
     assign _port_a_hold_slice_out_ready_or = port_a_hold_drop | port_a_hold_kept_ready;
     assign port_a_hold_fits = (~port_a_hold_slice_sop) | port_a_hold_room;
     assign _port_a_hold_push_and = port_a_hold_slice_valid & (~port_a_hold_drop) & port_a_hold_fits;
-    assign port_a_hold_in_ready = _port_a_hold_in_ready_not;
+    assign port_a_hold_in_ready = port_a_hold_not_full;
     assign _port_a_hold_bypass_data_concat = {port_a_hold_slice_eop, port_a_hold_slice_hdr,
                                              port_a_hold_slice_data, port_a_hold_slice_keep,
                                              port_a_hold_slice_sop};
     assign port_a_hold_empty = port_a_hold_rptr == port_a_hold_wptr;
     assign port_a_hold_full = (port_a_hold_rptr[10] != port_a_hold_wptr[10])
                               & (port_a_hold_rptr[9:0] == port_a_hold_wptr[9:0]);
-    assign _port_a_hold_pop_not = ~port_a_hold_empty;
+    assign port_a_hold_not_full = ~port_a_hold_full;
+    assign port_a_hold_not_empty = ~port_a_hold_empty;
     assign port_a_hold_out_ready = (port_a_to_link_ready & port_a_hold_open);
-    assign _port_a_hold_in_ready_not = ~port_a_hold_full;
-    assign port_a_hold_push = _port_a_hold_push_and & _port_a_hold_in_ready_not;
-    assign port_a_hold_pop = _port_a_hold_pop_not & port_a_hold_out_ready;
+    assign port_a_hold_push = _port_a_hold_push_and & port_a_hold_not_full;
+    assign port_a_hold_pop = port_a_hold_not_empty & port_a_hold_out_ready;
     assign port_a_hold_rptr_next = port_a_hold_pop ? port_a_hold_rptr_inc : port_a_hold_rptr;
-    assign _port_a_to_tags_eop_mux = port_a_hold_bypass ? port_a_hold_bypass_data
-                                     : port_a_hold_head;
+    assign port_a_hold_out_data = port_a_hold_bypass ? port_a_hold_bypass_data : port_a_hold_head;
     assign port_a_hold_open = _port_a_tags_eq | port_a_hold_mid;
-    assign _port_a_to_tags_valid_and = _port_a_hold_pop_not & port_a_hold_open;
+    assign _port_a_to_tags_valid_and = port_a_hold_not_empty & port_a_hold_open;
     assign port_a_to_link_ready = port_a_tags_s_tlp_ready;
     assign _port_a_hold_free_and = _port_a_hold_push_and & port_a_hold_in_ready;
     assign _port_a_hold_mid_and = _port_a_to_tags_valid_and & port_a_to_link_ready;
@@ -1740,23 +1739,22 @@ module onic_card (
     assign _port_b_hold_slice_out_ready_or = port_b_hold_drop | port_b_hold_kept_ready;
     assign port_b_hold_fits = (~port_b_hold_slice_sop) | port_b_hold_room;
     assign _port_b_hold_push_and = port_b_hold_slice_valid & (~port_b_hold_drop) & port_b_hold_fits;
-    assign port_b_hold_in_ready = _port_b_hold_in_ready_not;
+    assign port_b_hold_in_ready = port_b_hold_not_full;
     assign _port_b_hold_bypass_data_concat = {port_b_hold_slice_eop, port_b_hold_slice_hdr,
                                              port_b_hold_slice_data, port_b_hold_slice_keep,
                                              port_b_hold_slice_sop};
     assign port_b_hold_empty = port_b_hold_rptr == port_b_hold_wptr;
     assign port_b_hold_full = (port_b_hold_rptr[10] != port_b_hold_wptr[10])
                               & (port_b_hold_rptr[9:0] == port_b_hold_wptr[9:0]);
-    assign _port_b_hold_pop_not = ~port_b_hold_empty;
+    assign port_b_hold_not_full = ~port_b_hold_full;
+    assign port_b_hold_not_empty = ~port_b_hold_empty;
     assign port_b_hold_out_ready = (port_b_to_link_ready & port_b_hold_open);
-    assign _port_b_hold_in_ready_not = ~port_b_hold_full;
-    assign port_b_hold_push = _port_b_hold_push_and & _port_b_hold_in_ready_not;
-    assign port_b_hold_pop = _port_b_hold_pop_not & port_b_hold_out_ready;
+    assign port_b_hold_push = _port_b_hold_push_and & port_b_hold_not_full;
+    assign port_b_hold_pop = port_b_hold_not_empty & port_b_hold_out_ready;
     assign port_b_hold_rptr_next = port_b_hold_pop ? port_b_hold_rptr_inc : port_b_hold_rptr;
-    assign _port_b_to_tags_eop_mux = port_b_hold_bypass ? port_b_hold_bypass_data
-                                     : port_b_hold_head;
+    assign port_b_hold_out_data = port_b_hold_bypass ? port_b_hold_bypass_data : port_b_hold_head;
     assign port_b_hold_open = _port_b_tags_eq | port_b_hold_mid;
-    assign _port_b_to_tags_valid_and = _port_b_hold_pop_not & port_b_hold_open;
+    assign _port_b_to_tags_valid_and = port_b_hold_not_empty & port_b_hold_open;
     assign port_b_to_link_ready = port_b_tags_s_tlp_ready;
     assign _port_b_hold_free_and = _port_b_hold_push_and & port_b_hold_in_ready;
     assign _port_b_hold_mid_and = _port_b_to_tags_valid_and & port_b_to_link_ready;
@@ -3051,7 +3049,7 @@ module onic_card (
         end else begin
             port_a_hold_tlps <= (port_a_hold_tlps
                                  + {10'h0, (_port_a_hold_free_and & port_a_hold_slice_sop)})
-                                - {10'h0, (_port_a_hold_mid_and & _port_a_to_tags_eop_mux[657])};
+                                - {10'h0, (_port_a_hold_mid_and & port_a_hold_out_data[657])};
         end
     end
 
@@ -3121,7 +3119,7 @@ module onic_card (
         if (rst) begin
             port_a_hold_mid <= 1'h0;
         end else begin
-            port_a_hold_mid <= _port_a_hold_mid_and ? (~_port_a_to_tags_eop_mux[657])
+            port_a_hold_mid <= _port_a_hold_mid_and ? (~port_a_hold_out_data[657])
                                : port_a_hold_mid;
         end
     end
@@ -3311,7 +3309,7 @@ module onic_card (
         end else begin
             port_b_hold_tlps <= (port_b_hold_tlps
                                  + {10'h0, (_port_b_hold_free_and & port_b_hold_slice_sop)})
-                                - {10'h0, (_port_b_hold_mid_and & _port_b_to_tags_eop_mux[657])};
+                                - {10'h0, (_port_b_hold_mid_and & port_b_hold_out_data[657])};
         end
     end
 
@@ -3381,7 +3379,7 @@ module onic_card (
         if (rst) begin
             port_b_hold_mid <= 1'h0;
         end else begin
-            port_b_hold_mid <= _port_b_hold_mid_and ? (~_port_b_to_tags_eop_mux[657])
+            port_b_hold_mid <= _port_b_hold_mid_and ? (~port_b_hold_out_data[657])
                                : port_b_hold_mid;
         end
     end

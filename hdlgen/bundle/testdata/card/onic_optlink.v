@@ -154,7 +154,7 @@ module onic_optlink (
     wire [11:0] _tx_in_slice_add_2; // hdlgen/internal/optlink/link.go:194
     wire [11:0] _tx_in_slice_add; // hdlgen/internal/optlink/link.go:194
     wire tx_in_ready; // hdlgen/axis/axis.go:23
-    wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:413
     wire [6:0] tx_frame_words; // hdlgen/internal/optlink/link.go:199
     wire [6:0] tx_data_words; // hdlgen/internal/optlink/link.go:199
     wire [127:0] tx_hdr; // hdlgen/internal/optlink/link.go:199
@@ -289,9 +289,9 @@ module onic_optlink (
     wire up_alone; // hdlgen/internal/optlink/link.go:629
     wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:632
     wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:632
-    wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:413
+    wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
     wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:258
     wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:258
     wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:258
@@ -556,7 +556,7 @@ module onic_optlink (
     assign unused_link_state_name = &{1'b0, link_state_name};
 `endif
 
-    onic_axis_skid #(.WIDTH(672)) tx_in_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(672)) tx_in_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({_tx_in_slice_add_2[10:4], _tx_in_slice_add[10:4], s_tlp_hdr, s_tlp_data,

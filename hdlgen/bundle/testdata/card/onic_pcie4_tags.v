@@ -63,13 +63,13 @@ module onic_pcie4_tags (
     reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:135
     reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [661:0] req_park_bypass_data = 662'h0; // hdlgen/axis/axis.go:138
-    reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:151
-    reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:157
-    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:372
-    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:152
+    reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:158
+    reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:373
+    reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:114
     reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:150
-    reg  [27:0] _cpl_hdr_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:155
+    reg  [27:0] _cpl_hdr_back_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:155
     reg  [95:0] cpl_hdr_r = 96'h0; // hdlgen/internal/pcie4/tags.go:158
     reg  cpl_tag_held_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
     reg  [511:0] cpl_data_r = 512'h0; // hdlgen/internal/pcie4/tags.go:158
@@ -77,70 +77,71 @@ module onic_pcie4_tags (
     reg  cpl_sop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
     reg  cpl_eop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
     wire req_needs_tag; // hdlgen/internal/pcie4/tags.go:74
-    wire [255:0] _tag_free_shr; // hdlgen/internal/pcie4/tags.go:77
+    wire [255:0] tag_busy_from_cursor; // hdlgen/internal/pcie4/tags.go:77
     wire tag_free; // hdlgen/internal/pcie4/tags.go:77
     wire [1:0] req_npd; // hdlgen/internal/pcie4/tags.go:81
     wire [661:0] _req_park_bypass_data_concat; // hdlgen/internal/pcie4/tags.go:84
     wire req_in_ready; // hdlgen/internal/pcie4/tags.go:85
-    wire [3:0] _npd_ok_1_add; // hdlgen/internal/pcie4/tags.go:104
+    wire [3:0] nph_taken; // hdlgen/internal/pcie4/tags.go:103
+    wire [3:0] npd_taken; // hdlgen/internal/pcie4/tags.go:104
     wire nph_ok; // hdlgen/internal/pcie4/tags.go:105
     wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:106
     wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:106
-    wire req_split_to0; // hdlgen/axis/axis.go:172
-    wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:173
-    wire req_split_ready0; // hdlgen/axis/axis.go:173
-    wire req_split_to1; // hdlgen/axis/axis.go:172
-    wire _req_park_drop_and; // hdlgen/axis/axis.go:173
-    wire req_split_ready1; // hdlgen/axis/axis.go:173
+    wire req_split_to0; // hdlgen/axis/axis.go:173
+    wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:174
+    wire req_split_ready0; // hdlgen/axis/axis.go:174
+    wire req_split_to1; // hdlgen/axis/axis.go:173
+    wire _req_park_drop_and; // hdlgen/axis/axis.go:174
+    wire req_split_ready1; // hdlgen/axis/axis.go:174
     wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_drop; // hdlgen/internal/pcie4/tags.go:113
     wire req_park_empty; // hdlgen/axis/axis.go:140
     wire req_park_full; // hdlgen/axis/axis.go:141
-    wire _req_park_pop_not; // hdlgen/axis/axis.go:142
-    wire req_park_out_ready; // hdlgen/axis/axis.go:142
-    wire _req_park_in_ready_not; // hdlgen/axis/axis.go:143
-    wire req_park_push; // hdlgen/axis/axis.go:145
-    wire req_park_pop; // hdlgen/axis/axis.go:146
-    wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:152
-    wire [661:0] _park_head_npd_mux; // hdlgen/axis/axis.go:160
+    wire req_park_not_full; // hdlgen/axis/axis.go:142
+    wire req_park_not_empty; // hdlgen/axis/axis.go:143
+    wire req_park_out_ready; // hdlgen/axis/axis.go:143
+    wire req_park_push; // hdlgen/axis/axis.go:146
+    wire req_park_pop; // hdlgen/axis/axis.go:147
+    wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:153
+    wire [661:0] req_park_out_data; // hdlgen/axis/axis.go:161
     wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:109
     wire np_credit; // hdlgen/internal/pcie4/tags.go:110
     wire req_release; // hdlgen/internal/pcie4/tags.go:111
     wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:113
     wire req_released_ready; // hdlgen/internal/pcie4/tags.go:113
-    wire req_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire req_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire req_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire req_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire req_merge_rr0; // hdlgen/axis/axis.go:202
-    wire req_merge_rr1; // hdlgen/axis/axis.go:202
-    wire req_merge_grant0; // hdlgen/axis/axis.go:378
-    wire req_merge_grant1; // hdlgen/axis/axis.go:378
-    wire req_merge_valid; // hdlgen/axis/axis.go:224
-    wire [662:0] req_merge_data; // hdlgen/axis/axis.go:226
-    wire req_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire req_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire req_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire req_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire req_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire req_merge_rr0; // hdlgen/axis/axis.go:203
+    wire req_merge_rr1; // hdlgen/axis/axis.go:203
+    wire req_merge_grant0; // hdlgen/axis/axis.go:379
+    wire req_merge_grant1; // hdlgen/axis/axis.go:379
+    wire req_merge_valid; // hdlgen/axis/axis.go:225
+    wire [662:0] req_merge_data; // hdlgen/axis/axis.go:227
+    wire req_merge_out_ready; // hdlgen/axis/axis.go:382
     wire req_out_ready; // hdlgen/internal/pcie4/tags.go:113
     wire req_parked; // hdlgen/internal/pcie4/tags.go:113
     wire req_moved; // hdlgen/internal/pcie4/tags.go:123
     wire tag_alloc; // hdlgen/internal/pcie4/tags.go:124
-    wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:131
-    wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:131
-    wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:135
-    wire [27:0] concat_286; // hdlgen/internal/pcie4/tags.go:142
-    wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:152
+    wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [127:0] rq_hdr_local_tag; // hdlgen/internal/pcie4/tags.go:131
+    wire [127:0] rq_hdr_tagged; // hdlgen/internal/pcie4/tags.go:135
+    wire [27:0] tag_orig_in; // hdlgen/internal/pcie4/tags.go:142
     wire cpl_accept; // hdlgen/internal/pcie4/tags.go:152
-    wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [255:0] _cpl_tag_held_r_shr; // hdlgen/internal/pcie4/tags.go:166
-    wire [95:0] _cpl_hdr_concat_3; // hdlgen/internal/pcie4/tags.go:168
-    wire [95:0] _cpl_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:168
-    wire [95:0] _cpl_hdr_concat; // hdlgen/internal/pcie4/tags.go:168
+    wire cpl_open; // hdlgen/internal/pcie4/tags.go:153
+    wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [255:0] tag_busy_from_cpl; // hdlgen/internal/pcie4/tags.go:166
+    wire [95:0] cpl_hdr_orig_tag; // hdlgen/internal/pcie4/tags.go:168
+    wire [95:0] cpl_hdr_back; // hdlgen/internal/pcie4/tags.go:171
     wire tag_release; // hdlgen/internal/pcie4/tags.go:180
-    wire [255:0] _tag_busy_and; // hdlgen/internal/pcie4/tags.go:183
+    wire [255:0] tag_set; // hdlgen/internal/pcie4/tags.go:181
+    wire [255:0] tag_clear; // hdlgen/internal/pcie4/tags.go:182
+    wire [255:0] tag_busy_next; // hdlgen/internal/pcie4/tags.go:183
     wire unused;
 
 `ifndef SYNTHESIS
@@ -153,16 +154,17 @@ module onic_pcie4_tags (
     assign req_needs_tag = req_sop
                            & (~((req_hdr[126] & (req_hdr[124:120] == 5'h0))
                               | (req_hdr[124:123] == 2'h2)));
-    assign _tag_free_shr = tag_busy >> tag_cursor;
-    assign tag_free = ~_tag_free_shr[0];
+    assign tag_busy_from_cursor = tag_busy >> tag_cursor;
+    assign tag_free = ~tag_busy_from_cursor[0];
     assign req_npd = req_hdr[126] ? ((req_hdr[99:96] < 4'h5) ? 2'h1 : 2'h2) : 2'h0;
     assign _req_park_bypass_data_concat = {req_eop, req_port, req_npd, req_hdr, req_data, req_keep,
                                           req_sop};
     assign req_in_ready = ((req_split_to0 & req_split_ready0) | (req_split_to1 & req_split_ready1));
-    assign _npd_ok_1_add = {2'h0, npd_sent_1} + {2'h0, npd_sent_2};
-    assign nph_ok = ({3'h0, np_sent_1} + {3'h0, np_sent_2}) < nph_av;
-    assign npd_ok_1 = _npd_ok_1_add < npd_av;
-    assign npd_ok_2 = (_npd_ok_1_add + 4'h1) < npd_av;
+    assign nph_taken = {3'h0, np_sent_1} + {3'h0, np_sent_2};
+    assign npd_taken = {2'h0, npd_sent_1} + {2'h0, npd_sent_2};
+    assign nph_ok = nph_taken < nph_av;
+    assign npd_ok_1 = npd_taken < npd_av;
+    assign npd_ok_2 = (npd_taken + 4'h1) < npd_av;
     assign req_split_to0 = req_needs_tag == 1'h0;
     assign _req_merge_in0_idle_and = req_valid & req_split_to0;
     assign req_split_ready0 = (req_merge_out_ready & req_merge_grant0);
@@ -170,23 +172,23 @@ module onic_pcie4_tags (
     assign _req_park_drop_and = req_valid & req_split_to1;
     assign req_split_ready1 = 1'h1;
     assign req_park_in_valid = (_req_park_drop_and & req_park_in_ready);
-    assign req_park_in_ready = _req_park_in_ready_not;
+    assign req_park_in_ready = req_park_not_full;
     assign req_park_drop = _req_park_drop_and & (~req_park_in_ready);
     assign req_park_empty = req_park_rptr == req_park_wptr;
     assign req_park_full = (req_park_rptr[8] != req_park_wptr[8])
                            & (req_park_rptr[7:0] == req_park_wptr[7:0]);
-    assign _req_park_pop_not = ~req_park_empty;
+    assign req_park_not_full = ~req_park_full;
+    assign req_park_not_empty = ~req_park_empty;
     assign req_park_out_ready = (req_released_ready & req_release);
-    assign _req_park_in_ready_not = ~req_park_full;
-    assign req_park_push = req_park_in_valid & _req_park_in_ready_not;
-    assign req_park_pop = _req_park_pop_not & req_park_out_ready;
+    assign req_park_push = req_park_in_valid & req_park_not_full;
+    assign req_park_pop = req_park_not_empty & req_park_out_ready;
     assign req_park_rptr_next = req_park_pop ? req_park_rptr_inc : req_park_rptr;
-    assign _park_head_npd_mux = req_park_bypass ? req_park_bypass_data : req_park_head;
-    assign park_head_npd = _park_head_npd_mux[658:657];
+    assign req_park_out_data = req_park_bypass ? req_park_bypass_data : req_park_head;
+    assign park_head_npd = req_park_out_data[658:657];
     assign np_credit = nph_ok
                        & (park_head_npd[1] ? npd_ok_2 : (park_head_npd[0] ? npd_ok_1 : 1'h1));
     assign req_release = tag_free & np_credit;
-    assign _req_merge_in1_idle_and = _req_park_pop_not & req_release;
+    assign _req_merge_in1_idle_and = req_park_not_empty & req_release;
     assign req_released_ready = (req_merge_out_ready & req_merge_grant1);
     assign req_merge_last_is0 = req_merge_last == 1'h0;
     assign req_merge_last_is1 = req_merge_last == 1'h1;
@@ -201,7 +203,7 @@ module onic_pcie4_tags (
     assign req_merge_grant1 = req_merge_busy ? (req_merge_last_is1 & _req_merge_in1_idle_and)
                               : req_merge_rr1;
     assign req_merge_valid = req_merge_grant0 | req_merge_grant1;
-    assign req_merge_data = req_merge_grant1 ? {_park_head_npd_mux, 1'h1}
+    assign req_merge_data = req_merge_grant1 ? {req_park_out_data, 1'h1}
                             : {_req_park_bypass_data_concat, 1'h0};
     assign req_merge_out_ready = req_out_ready;
     assign req_out_ready = rq_ready;
@@ -212,32 +214,33 @@ module onic_pcie4_tags (
     assign rq_out_requester = rq_out_completion ? req_merge_data[593:578] : req_merge_data[625:610];
     assign rq_out_tag = {req_merge_data[649], req_merge_data[645],
                         (rq_out_completion ? req_merge_data[577:570] : req_merge_data[609:602])};
-    assign _rq_hdr_concat_2 = {req_merge_data[657:650], 1'h0, req_merge_data[648:530]};
-    assign _rq_hdr_concat = {_rq_hdr_concat_2[127:116], 1'h0, req_merge_data[644:530]};
-    assign _rq_hdr_mux = req_parked ? {_rq_hdr_concat[127:80], tag_cursor, req_merge_data[601:530]}
-                         : req_merge_data[657:530];
-    assign concat_286 = {req_merge_data[661:660], rq_out_requester, rq_out_tag};
-    assign _rc_ready_or = (~cpl_valid_r) | cpl_ready;
-    assign cpl_accept = rc_valid & _rc_ready_or;
+    assign rq_hdr_local_tag = {req_merge_data[657:650], 1'h0, req_merge_data[648:646], 1'h0,
+                              req_merge_data[644:610], tag_cursor, req_merge_data[601:530]};
+    assign rq_hdr_tagged = req_parked ? rq_hdr_local_tag : req_merge_data[657:530];
+    assign tag_orig_in = {req_merge_data[661:660], rq_out_requester, rq_out_tag};
+    assign cpl_accept = rc_valid & cpl_open;
+    assign cpl_open = (~cpl_valid_r) | cpl_ready;
     assign rc_completion = rc_hdr[92:89] == 4'h5;
     assign rc_tag = {rc_hdr[87], rc_hdr[83], (rc_completion ? rc_hdr[15:8] : rc_hdr[47:40])};
-    assign _cpl_tag_held_r_shr = tag_busy >> rc_tag[7:0];
-    assign _cpl_hdr_concat_3 = {cpl_hdr_r[95:88], _cpl_hdr_memread[9], cpl_hdr_r[86:0]};
-    assign _cpl_hdr_concat_2 = {_cpl_hdr_concat_3[95:84], _cpl_hdr_memread[8], cpl_hdr_r[82:0]};
-    assign _cpl_hdr_concat = {_cpl_hdr_concat_2[95:16], _cpl_hdr_memread[7:0], cpl_hdr_r[7:0]};
+    assign tag_busy_from_cpl = tag_busy >> rc_tag[7:0];
+    assign cpl_hdr_orig_tag = {cpl_hdr_r[95:88], _cpl_hdr_back_memread[9], cpl_hdr_r[86:84],
+                              _cpl_hdr_back_memread[8], cpl_hdr_r[82:16],
+                              _cpl_hdr_back_memread[7:0], cpl_hdr_r[7:0]};
+    assign cpl_hdr_back = {cpl_hdr_orig_tag[95:32], _cpl_hdr_back_memread[25:10],
+                          cpl_hdr_orig_tag[15:0]};
     assign tag_release = cpl_accept & rc_eop & rc_done;
-    assign _tag_busy_and = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
-                           & (~(tag_release ? (256'h1 << rc_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, _tag_free_shr[255:1], req_merge_data[659:658], _rq_hdr_concat_2[115:0],
-                    _rq_hdr_concat[79:0], _rq_hdr_mux[95:80], rc_tag[9:8],
-                    _cpl_tag_held_r_shr[255:1], _cpl_hdr_concat_3[83:0], _cpl_hdr_concat_2[15:0],
-                    _cpl_hdr_concat[95:16]};
+    assign tag_set = tag_alloc ? (256'h1 << tag_cursor) : 256'h0;
+    assign tag_clear = tag_release ? (256'h1 << rc_tag[7:0]) : 256'h0;
+    assign tag_busy_next = (tag_busy | tag_set) & (~tag_clear);
+    assign unused = &{1'b0, tag_busy_from_cursor[255:1], req_merge_data[659:658],
+                    rq_hdr_tagged[95:80], rc_tag[9:8], tag_busy_from_cpl[255:1],
+                    cpl_hdr_orig_tag[31:16]};
 
     always @(posedge clk) begin
         if (rst) begin
             tag_busy <= 256'h0;
         end else begin
-            tag_busy <= _tag_busy_and;
+            tag_busy <= tag_busy_next;
         end
     end
 
@@ -245,7 +248,7 @@ module onic_pcie4_tags (
         if (rst) begin
             tag_cursor <= 8'h0;
         end else begin
-            tag_cursor <= (_tag_free_shr[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
+            tag_cursor <= (tag_busy_from_cursor[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
         end
     end
 
@@ -359,7 +362,7 @@ module onic_pcie4_tags (
 
     always @(posedge clk) begin
         if (cpl_accept) begin
-            _cpl_hdr_memread <= tag_orig[rc_tag[7:0]];
+            _cpl_hdr_back_memread <= tag_orig[rc_tag[7:0]];
         end
     end
 
@@ -371,7 +374,7 @@ module onic_pcie4_tags (
 
     always @(posedge clk) begin
         if (cpl_accept) begin
-            cpl_tag_held_r <= _cpl_tag_held_r_shr[0];
+            cpl_tag_held_r <= tag_busy_from_cpl[0];
         end
     end
 
@@ -407,23 +410,21 @@ module onic_pcie4_tags (
 
     always @(posedge clk) begin
         if (tag_alloc) begin
-            tag_orig[tag_cursor] <= concat_286;
+            tag_orig[tag_cursor] <= tag_orig_in;
         end
     end
 
     assign req_ready = req_in_ready;
     assign np_overflows = np_overflow_count;
     assign rq_valid = req_merge_valid;
-    assign rq_hdr = {_rq_hdr_mux[127:96], self_id, _rq_hdr_mux[79:0]};
+    assign rq_hdr = {rq_hdr_tagged[127:96], self_id, rq_hdr_tagged[79:0]};
     assign rq_data = req_merge_data[529:18];
     assign rq_keep = req_merge_data[17:2];
     assign rq_sop = req_merge_data[1];
     assign rq_eop = req_merge_data[662];
-    assign rc_ready = _rc_ready_or;
-    assign cpl_hdr = cpl_tag_held_r
-                     ? {_cpl_hdr_concat_2[95:32], _cpl_hdr_memread[25:10], _cpl_hdr_concat[15:0]}
-                     : cpl_hdr_r;
-    assign cpl_port = cpl_tag_held_r ? _cpl_hdr_memread[27:26] : 2'h0;
+    assign rc_ready = cpl_open;
+    assign cpl_hdr = cpl_tag_held_r ? cpl_hdr_back : cpl_hdr_r;
+    assign cpl_port = cpl_tag_held_r ? _cpl_hdr_back_memread[27:26] : 2'h0;
     assign cpl_data = cpl_data_r;
     assign cpl_keep = cpl_keep_r;
     assign cpl_sop = cpl_sop_r;

@@ -218,13 +218,13 @@ module onic_pcie_manager (
     wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1205
     wire init_done; // hdlgen/manager/manager.go:1208
     wire in_ready; // hdlgen/axis/axis.go:23
-    wire in_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire in_slice_m_ready; // hdlgen/axis/axis.go:413
     wire [127:0] in_hdr; // hdlgen/manager/manager.go:605
     wire [2:0] in_bar; // hdlgen/manager/manager.go:605
     wire adv; // hdlgen/manager/manager.go:615
-    wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire [63:0] bar_offset; // hdlgen/manager/manager.go:668
     wire _s1_proxy_eq; // hdlgen/manager/manager.go:690
     wire window_enables; // hdlgen/manager/manager.go:752
@@ -236,10 +236,10 @@ module onic_pcie_manager (
     wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:809
     wire [4:0] check_egress; // hdlgen/manager/manager.go:813
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire cfg_or_msg; // hdlgen/manager/manager.go:864
     wire cpl_unexpected; // hdlgen/manager/manager.go:864
     wire allowed; // hdlgen/manager/manager.go:867
@@ -358,31 +358,31 @@ module onic_pcie_manager (
     wire m_port_a_took; // hdlgen/manager/manager.go:1002
     wire m_port_a_has; // hdlgen/manager/manager.go:1002
     wire m_port_a_done; // hdlgen/manager/manager.go:1002
-    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_port_b_offer; // hdlgen/manager/manager.go:1002
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
     wire m_port_b_took; // hdlgen/manager/manager.go:1002
     wire m_port_b_has; // hdlgen/manager/manager.go:1002
     wire m_port_b_done; // hdlgen/manager/manager.go:1002
-    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_kernel_offer; // hdlgen/manager/manager.go:1002
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
     wire m_kernel_took; // hdlgen/manager/manager.go:1002
     wire m_kernel_has; // hdlgen/manager/manager.go:1002
     wire m_kernel_done; // hdlgen/manager/manager.go:1002
-    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_local_offer; // hdlgen/manager/manager.go:1002
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
     wire m_local_took; // hdlgen/manager/manager.go:1002
     wire m_local_has; // hdlgen/manager/manager.go:1002
     wire m_local_done; // hdlgen/manager/manager.go:1002
-    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_cpl_offer; // hdlgen/manager/manager.go:1002
     wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
     wire m_cpl_took; // hdlgen/manager/manager.go:1002
     wire m_cpl_has; // hdlgen/manager/manager.go:1002
     wire m_cpl_done; // hdlgen/manager/manager.go:1002
-    wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:413
     wire count_fire; // hdlgen/manager/manager.go:1043
     wire _s_axil_arready_not; // hdlgen/manager/manager.go:1229
     wire read_accept; // hdlgen/manager/manager.go:1229
@@ -394,9 +394,9 @@ module onic_pcie_manager (
     wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1252
     wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1252
     wire [31:0] read_data; // hdlgen/manager/manager.go:1252
-    wire in_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire in_slice_m_tvalid; // hdlgen/axis/axis.go:413
+    wire in_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire in_slice_m_tvalid; // hdlgen/axis/axis.go:414
     wire translated_found; // hdlgen/internal/translate/translate.go:151
     wire translated_enabled; // hdlgen/internal/translate/translate.go:151
     wire [5:0] windows_index; // hdlgen/internal/translate/translate.go:151
@@ -410,21 +410,21 @@ module onic_pcie_manager (
     wire [2:0] access_rule; // hdlgen/internal/access/access.go:164
     wire access_found; // hdlgen/internal/access/access.go:164
     wire [15:0] access_domain; // hdlgen/internal/access/access.go:164
-    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [665:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_cpl_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [95:0] m_cpl_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_cpl_slice_m_tvalid; // hdlgen/axis/axis.go:413
+    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [665:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_cpl_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [95:0] m_cpl_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_cpl_slice_m_tvalid; // hdlgen/axis/axis.go:414
     wire unused;
 
     assign write_accept = s_axil_awvalid & s_axil_wvalid & (~axil_bvalid);
@@ -789,7 +789,7 @@ module onic_pcie_manager (
     endfunction
     assign cpl_trail_bytes = cpl_trail_bytes_lookup(s3_hdr[71:68]);
 
-    onic_axis_skid #(.WIDTH(661)) in_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(661)) in_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop,
@@ -829,7 +829,7 @@ module onic_pcie_manager (
         .domain(access_domain)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_a_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -840,7 +840,7 @@ module onic_pcie_manager (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_b_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -851,7 +851,7 @@ module onic_pcie_manager (
         .m_tready(m_port_b_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_slot, s4_hdr_primary, beat_tail}),
@@ -862,7 +862,7 @@ module onic_pcie_manager (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_hdr_primary, beat_tail}),
@@ -873,7 +873,7 @@ module onic_pcie_manager (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),

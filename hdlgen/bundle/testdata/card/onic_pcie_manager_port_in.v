@@ -108,8 +108,8 @@ module onic_pcie_manager_port_in (
     localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:252
     localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:252
     localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:252
-    reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:372
-    reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:373
+    reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:209
     reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:209
     reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:209
@@ -191,38 +191,38 @@ module onic_pcie_manager_port_in (
     wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
-    wire port_mux_last_is0; // hdlgen/axis/axis.go:214
-    wire port_mux_last_is1; // hdlgen/axis/axis.go:214
-    wire port_mux_in0_idle; // hdlgen/axis/axis.go:187
-    wire port_mux_in1_idle; // hdlgen/axis/axis.go:187
-    wire port_mux_rr0; // hdlgen/axis/axis.go:202
-    wire port_mux_rr1; // hdlgen/axis/axis.go:202
-    wire port_mux_grant0; // hdlgen/axis/axis.go:378
-    wire port_mux_grant1; // hdlgen/axis/axis.go:378
-    wire port_mux_valid; // hdlgen/axis/axis.go:224
-    wire [658:0] port_mux_data; // hdlgen/axis/axis.go:226
-    wire port_mux_out_ready; // hdlgen/axis/axis.go:381
-    wire port_in_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire port_mux_last_is0; // hdlgen/axis/axis.go:215
+    wire port_mux_last_is1; // hdlgen/axis/axis.go:215
+    wire port_mux_in0_idle; // hdlgen/axis/axis.go:188
+    wire port_mux_in1_idle; // hdlgen/axis/axis.go:188
+    wire port_mux_rr0; // hdlgen/axis/axis.go:203
+    wire port_mux_rr1; // hdlgen/axis/axis.go:203
+    wire port_mux_grant0; // hdlgen/axis/axis.go:379
+    wire port_mux_grant1; // hdlgen/axis/axis.go:379
+    wire port_mux_valid; // hdlgen/axis/axis.go:225
+    wire [658:0] port_mux_data; // hdlgen/axis/axis.go:227
+    wire port_mux_out_ready; // hdlgen/axis/axis.go:382
+    wire port_in_slice_m_ready; // hdlgen/axis/axis.go:413
     wire pin_ingress; // hdlgen/manager/portin.go:159
     wire [127:0] pin_hdr; // hdlgen/manager/portin.go:159
     wire adv; // hdlgen/manager/portin.go:163
-    wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
+    wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:173
     wire pin_proxy_ok; // hdlgen/manager/portin.go:174
-    wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire pin_malformed; // hdlgen/manager/portin.go:221
     wire pin_msg; // hdlgen/manager/portin.go:223
     wire pin_mwr; // hdlgen/manager/portin.go:224
     wire pin_steer; // hdlgen/manager/portin.go:225
     wire [1:0] _access_add; // hdlgen/manager/portin.go:226
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire pin_allowed; // hdlgen/manager/portin.go:250
     wire _pin_reason_and_7; // hdlgen/manager/portin.go:266
     wire _pin_reason_not; // hdlgen/manager/portin.go:267
@@ -267,31 +267,31 @@ module onic_pcie_manager_port_in (
     wire m_host_took; // hdlgen/manager/portin.go:315
     wire m_host_has; // hdlgen/manager/portin.go:315
     wire m_host_done; // hdlgen/manager/portin.go:315
-    wire m_host_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_host_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_kernel_offer; // hdlgen/manager/portin.go:315
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
     wire m_kernel_took; // hdlgen/manager/portin.go:315
     wire m_kernel_has; // hdlgen/manager/portin.go:315
     wire m_kernel_done; // hdlgen/manager/portin.go:315
-    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_local_offer; // hdlgen/manager/portin.go:315
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
     wire m_local_took; // hdlgen/manager/portin.go:315
     wire m_local_has; // hdlgen/manager/portin.go:315
     wire m_local_done; // hdlgen/manager/portin.go:315
-    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_port_a_offer; // hdlgen/manager/portin.go:315
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
     wire m_port_a_took; // hdlgen/manager/portin.go:315
     wire m_port_a_has; // hdlgen/manager/portin.go:315
     wire m_port_a_done; // hdlgen/manager/portin.go:315
-    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
     wire m_port_b_offer; // hdlgen/manager/portin.go:315
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
     wire m_port_b_took; // hdlgen/manager/portin.go:315
     wire m_port_b_has; // hdlgen/manager/portin.go:315
     wire m_port_b_done; // hdlgen/manager/portin.go:315
-    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:412
+    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
     wire pin_count; // hdlgen/manager/portin.go:318
     wire [31:0] _count_ok_zext; // hdlgen/manager/portin.go:326
     wire [31:0] _count_not_for_us_zext; // hdlgen/manager/portin.go:326
@@ -313,30 +313,30 @@ module onic_pcie_manager_port_in (
     wire [31:0] _deny_write_denied_zext; // hdlgen/manager/portin.go:333
     wire [31:0] _deny_egress_denied_zext; // hdlgen/manager/portin.go:333
     wire [31:0] _deny_source_invalid_zext; // hdlgen/manager/portin.go:333
-    wire port_in_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:413
+    wire port_in_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
     wire [2:0] access_rule; // hdlgen/internal/access/access.go:164
     wire access_found; // hdlgen/internal/access/access.go:164
     wire [15:0] access_domain; // hdlgen/internal/access/access.go:164
     wire [2:0] relay_access_rule; // hdlgen/internal/access/access.go:164
     wire relay_access_found; // hdlgen/internal/access/access.go:164
     wire [15:0] relay_access_domain; // hdlgen/internal/access/access.go:164
-    wire m_host_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_host_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_host_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [666:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:413
-    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:413
-    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:413
-    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:413
+    wire m_host_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_host_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_host_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [666:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:414
+    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:414
+    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:414
+    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:414
     wire unused;
 
     assign s_port_a_tlp_in_ready = (port_mux_out_ready & port_mux_grant0);
@@ -611,7 +611,7 @@ module onic_pcie_manager_port_in (
     endfunction
     assign cpl_trail_bytes = cpl_trail_bytes_lookup(p2_hdr[71:68]);
 
-    onic_axis_skid #(.WIDTH(659)) port_in_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(659)) port_in_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(port_mux_data),
@@ -646,7 +646,7 @@ module onic_pcie_manager_port_in (
         .domain(relay_access_domain)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_host_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_host_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_concat),
@@ -657,7 +657,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_host_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(667)) m_kernel_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(667)) m_kernel_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata({p3_bar, p3_slot, p3_out_hdr, _m_port_a_slice_concat_2}),
@@ -668,7 +668,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_concat),
@@ -679,7 +679,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_mux),
@@ -690,7 +690,7 @@ module onic_pcie_manager_port_in (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:413
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
         .s_tdata(_m_port_a_slice_mux),

@@ -109,10 +109,10 @@ module onic_pcie_manager_regbar (
     wire rb_sending; // hdlgen/manager/regbar.go:100
     wire rb_draining; // hdlgen/manager/regbar.go:100
     wire _rb_hdr_and; // hdlgen/manager/regbar.go:111
-    wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [63:0] rb_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [63:0] rb_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire _rb_is_write_eq; // hdlgen/manager/regbar.go:113
     wire rb_is_write; // hdlgen/manager/regbar.go:114
     wire rb_is_read; // hdlgen/manager/regbar.go:115

@@ -54,10 +54,10 @@ module onic_port_tags (
     reg  [6:0] egress_park_wptr = 7'h0; // hdlgen/axis/axis.go:135
     reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] egress_park_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
-    reg  [6:0] egress_park_rptr_inc = 7'h1; // hdlgen/axis/axis.go:151
-    reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:157
-    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:372
-    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [6:0] egress_park_rptr_inc = 7'h1; // hdlgen/axis/axis.go:152
+    reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:158
+    reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:373
+    reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:80
     reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:102
     reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:111
@@ -68,72 +68,71 @@ module onic_port_tags (
     reg  rx_eop_r = 1'h0; // hdlgen/internal/card/porttags.go:113
     reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:113
     reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:133
-    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:148
-    wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
+    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:149
+    wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire egress_needs_tag; // hdlgen/internal/card/porttags.go:75
-    wire [255:0] _tag_free_shr; // hdlgen/internal/card/porttags.go:76
+    wire [255:0] tag_busy_from_cursor; // hdlgen/internal/card/porttags.go:76
     wire tag_free; // hdlgen/internal/card/porttags.go:76
     wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:77
     wire egress_in_ready; // hdlgen/internal/card/porttags.go:78
-    wire egress_split_to0; // hdlgen/axis/axis.go:172
-    wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:173
-    wire egress_split_ready0; // hdlgen/axis/axis.go:173
-    wire egress_split_to1; // hdlgen/axis/axis.go:172
-    wire _egress_park_push_and; // hdlgen/axis/axis.go:173
-    wire egress_split_ready1; // hdlgen/axis/axis.go:173
+    wire egress_split_to0; // hdlgen/axis/axis.go:173
+    wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:174
+    wire egress_split_ready0; // hdlgen/axis/axis.go:174
+    wire egress_split_to1; // hdlgen/axis/axis.go:173
+    wire _egress_park_push_and; // hdlgen/axis/axis.go:174
+    wire egress_split_ready1; // hdlgen/axis/axis.go:174
     wire egress_park_empty; // hdlgen/axis/axis.go:140
     wire egress_park_full; // hdlgen/axis/axis.go:141
-    wire _egress_park_pop_not; // hdlgen/axis/axis.go:142
-    wire egress_park_out_ready; // hdlgen/axis/axis.go:142
-    wire _egress_split_ready1_not; // hdlgen/axis/axis.go:143
-    wire egress_park_push; // hdlgen/axis/axis.go:145
-    wire egress_park_pop; // hdlgen/axis/axis.go:146
-    wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:152
+    wire egress_park_not_full; // hdlgen/axis/axis.go:142
+    wire egress_park_not_empty; // hdlgen/axis/axis.go:143
+    wire egress_park_out_ready; // hdlgen/axis/axis.go:143
+    wire egress_park_push; // hdlgen/axis/axis.go:146
+    wire egress_park_pop; // hdlgen/axis/axis.go:147
+    wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:153
+    wire [657:0] egress_park_out_data; // hdlgen/axis/axis.go:161
     wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:80
     wire egress_released_ready; // hdlgen/internal/card/porttags.go:80
-    wire egress_merge_last_is0; // hdlgen/axis/axis.go:214
-    wire egress_merge_last_is1; // hdlgen/axis/axis.go:214
-    wire egress_merge_in0_idle; // hdlgen/axis/axis.go:187
-    wire egress_merge_in1_idle; // hdlgen/axis/axis.go:187
-    wire egress_merge_rr0; // hdlgen/axis/axis.go:202
-    wire egress_merge_rr1; // hdlgen/axis/axis.go:202
-    wire egress_merge_grant0; // hdlgen/axis/axis.go:378
-    wire egress_merge_grant1; // hdlgen/axis/axis.go:378
-    wire egress_merge_valid; // hdlgen/axis/axis.go:224
-    wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:226
-    wire egress_merge_out_ready; // hdlgen/axis/axis.go:381
+    wire egress_merge_last_is0; // hdlgen/axis/axis.go:215
+    wire egress_merge_last_is1; // hdlgen/axis/axis.go:215
+    wire egress_merge_in0_idle; // hdlgen/axis/axis.go:188
+    wire egress_merge_in1_idle; // hdlgen/axis/axis.go:188
+    wire egress_merge_rr0; // hdlgen/axis/axis.go:203
+    wire egress_merge_rr1; // hdlgen/axis/axis.go:203
+    wire egress_merge_grant0; // hdlgen/axis/axis.go:379
+    wire egress_merge_grant1; // hdlgen/axis/axis.go:379
+    wire egress_merge_valid; // hdlgen/axis/axis.go:225
+    wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:227
+    wire egress_merge_out_ready; // hdlgen/axis/axis.go:382
     wire egress_out_ready; // hdlgen/internal/card/porttags.go:80
     wire egress_parked; // hdlgen/internal/card/porttags.go:80
     wire egress_park_room; // hdlgen/internal/card/porttags.go:80
-    wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
+    wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire tag_alloc; // hdlgen/internal/card/porttags.go:88
-    wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:89
-    wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:89
-    wire [25:0] concat_232; // hdlgen/internal/card/porttags.go:97
+    wire [25:0] tag_orig_in; // hdlgen/internal/card/porttags.go:97
     wire rx_stage_free; // hdlgen/internal/card/porttags.go:105
     wire rx_accept; // hdlgen/internal/card/porttags.go:106
-    wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
-    wire [255:0] _rx_held_r_shr; // hdlgen/internal/card/porttags.go:110
-    wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:138
-    wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:109
-    wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:113
+    wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
+    wire [255:0] tag_busy_from_rx; // hdlgen/internal/card/porttags.go:110
+    wire rx_tag_held; // hdlgen/internal/card/porttags.go:110
+    wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
+    wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire rx_status_sc; // hdlgen/internal/card/porttags.go:130
     wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:131
     wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:131
+    wire rx_cpl_unmatched; // hdlgen/internal/card/porttags.go:132
     wire rx_unexpected; // hdlgen/internal/card/porttags.go:132
     wire rx_drop; // hdlgen/internal/card/porttags.go:134
-    wire _m_rx_valid_not; // hdlgen/internal/card/porttags.go:135
-    wire _rx_taken_or; // hdlgen/internal/card/porttags.go:137
-    wire rx_taken; // hdlgen/internal/card/porttags.go:137
-    wire [127:0] _m_rx_hdr_concat_2; // hdlgen/internal/card/porttags.go:142
-    wire [127:0] _m_rx_hdr_concat; // hdlgen/internal/card/porttags.go:142
-    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:157
-    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:159
-    wire tag_release; // hdlgen/internal/card/porttags.go:160
-    wire [255:0] _tag_busy_and; // hdlgen/internal/card/porttags.go:164
+    wire rx_kept; // hdlgen/internal/card/porttags.go:135
+    wire rx_gone; // hdlgen/internal/card/porttags.go:137
+    wire rx_taken; // hdlgen/internal/card/porttags.go:138
+    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:158
+    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:160
+    wire tag_release; // hdlgen/internal/card/porttags.go:161
+    wire [255:0] tag_busy_next; // hdlgen/internal/card/porttags.go:165
     wire unused;
 
 `ifndef SYNTHESIS
@@ -147,8 +146,8 @@ module onic_port_tags (
     assign egress_needs_tag = (~egress_hdr_completion)
                               & (~((s_tlp_hdr[126] & (s_tlp_hdr[124:120] == 5'h0))
                                  | (s_tlp_hdr[124:123] == 2'h2)));
-    assign _tag_free_shr = tag_busy >> tag_cursor;
-    assign tag_free = ~_tag_free_shr[0];
+    assign tag_busy_from_cursor = tag_busy >> tag_cursor;
+    assign tag_free = ~tag_busy_from_cursor[0];
     assign _egress_park_bypass_data_concat = {s_tlp_eop, s_tlp_hdr, s_tlp_data, s_tlp_keep,
                                              s_tlp_sop};
     assign egress_in_ready = ((egress_split_to0 & egress_split_ready0)
@@ -158,17 +157,18 @@ module onic_port_tags (
     assign egress_split_ready0 = (egress_merge_out_ready & egress_merge_grant0);
     assign egress_split_to1 = egress_needs_tag == 1'h1;
     assign _egress_park_push_and = s_tlp_valid & egress_split_to1;
-    assign egress_split_ready1 = _egress_split_ready1_not;
+    assign egress_split_ready1 = egress_park_not_full;
     assign egress_park_empty = egress_park_rptr == egress_park_wptr;
     assign egress_park_full = (egress_park_rptr[6] != egress_park_wptr[6])
                               & (egress_park_rptr[5:0] == egress_park_wptr[5:0]);
-    assign _egress_park_pop_not = ~egress_park_empty;
+    assign egress_park_not_full = ~egress_park_full;
+    assign egress_park_not_empty = ~egress_park_empty;
     assign egress_park_out_ready = (egress_released_ready & tag_free);
-    assign _egress_split_ready1_not = ~egress_park_full;
-    assign egress_park_push = _egress_park_push_and & _egress_split_ready1_not;
-    assign egress_park_pop = _egress_park_pop_not & egress_park_out_ready;
+    assign egress_park_push = _egress_park_push_and & egress_park_not_full;
+    assign egress_park_pop = egress_park_not_empty & egress_park_out_ready;
     assign egress_park_rptr_next = egress_park_pop ? egress_park_rptr_inc : egress_park_rptr;
-    assign _egress_merge_in1_idle_and = _egress_park_pop_not & tag_free;
+    assign egress_park_out_data = egress_park_bypass ? egress_park_bypass_data : egress_park_head;
+    assign _egress_merge_in1_idle_and = egress_park_not_empty & tag_free;
     assign egress_released_ready = (egress_merge_out_ready & egress_merge_grant1);
     assign egress_merge_last_is0 = egress_merge_last == 1'h0;
     assign egress_merge_last_is1 = egress_merge_last == 1'h1;
@@ -187,9 +187,7 @@ module onic_port_tags (
                                  ? (egress_merge_last_is1 & _egress_merge_in1_idle_and)
                                  : egress_merge_rr1;
     assign egress_merge_valid = egress_merge_grant0 | egress_merge_grant1;
-    assign egress_merge_data = egress_merge_grant1
-                               ? {(egress_park_bypass ? egress_park_bypass_data : egress_park_head),
-                                   1'h1}
+    assign egress_merge_data = egress_merge_grant1 ? {egress_park_out_data, 1'h1}
                                : {_egress_park_bypass_data_concat, 1'h0};
     assign egress_merge_out_ready = egress_out_ready;
     assign egress_out_ready = m_tlp_ready;
@@ -202,15 +200,14 @@ module onic_port_tags (
                                 (egress_out_hdr_completion ? egress_merge_data[577:570]
                                  : egress_merge_data[609:602])};
     assign tag_alloc = egress_merge_valid & egress_out_ready & egress_parked;
-    assign _m_tlp_hdr_concat_2 = {egress_merge_data[657:650], 1'h0, egress_merge_data[648:530]};
-    assign _m_tlp_hdr_concat = {_m_tlp_hdr_concat_2[127:116], 1'h0, egress_merge_data[644:530]};
-    assign concat_232 = {egress_out_hdr_requester, egress_out_hdr_tag};
-    assign rx_stage_free = ((~rx_valid_r) | _rx_taken_or);
+    assign tag_orig_in = {egress_out_hdr_requester, egress_out_hdr_tag};
+    assign rx_stage_free = ((~rx_valid_r) | rx_gone);
     assign rx_accept = s_rx_valid & rx_stage_free;
     assign rx_in_hdr_completion = s_rx_hdr[124:121] == 4'h5;
     assign rx_in_hdr_tag = {s_rx_hdr[119], s_rx_hdr[115],
                            (rx_in_hdr_completion ? s_rx_hdr[47:40] : s_rx_hdr[79:72])};
-    assign _rx_held_r_shr = tag_busy >> rx_in_hdr_tag[7:0];
+    assign tag_busy_from_rx = tag_busy >> rx_in_hdr_tag[7:0];
+    assign rx_tag_held = tag_busy_from_rx[0] & (rx_in_hdr_tag[9:8] == 2'h0);
     assign rx_hdr_completion = rx_hdr_r[124:121] == 4'h5;
     assign rx_hdr_requester = rx_hdr_completion ? rx_hdr_r[63:48] : rx_hdr_r[95:80];
     assign rx_hdr_tag = {rx_hdr_r[119], rx_hdr_r[115],
@@ -219,30 +216,26 @@ module onic_port_tags (
     assign _rx_cpl_matches_not = ~rx_status_sc;
     assign rx_cpl_matches = rx_held_r & (rx_hdr_requester == _rx_cpl_matches_memread[25:10])
                             & (_rx_cpl_matches_not | rx_hdr_r[126]);
-    assign rx_unexpected = rx_hdr_completion & (~rx_cpl_matches);
+    assign rx_cpl_unmatched = ~rx_cpl_matches;
+    assign rx_unexpected = rx_hdr_completion & rx_cpl_unmatched;
     assign rx_drop = rx_sop_r ? rx_unexpected : rx_dropping;
-    assign _m_rx_valid_not = ~rx_drop;
-    assign _rx_taken_or = rx_drop | m_rx_ready;
-    assign rx_taken = rx_valid_r & _rx_taken_or;
-    assign _m_rx_hdr_concat_2 = {rx_hdr_r[127:120], _rx_cpl_matches_memread[9], rx_hdr_r[118:0]};
-    assign _m_rx_hdr_concat = {_m_rx_hdr_concat_2[127:116], _rx_cpl_matches_memread[8],
-                              rx_hdr_r[114:0]};
+    assign rx_kept = ~rx_drop;
+    assign rx_gone = rx_drop | m_rx_ready;
+    assign rx_taken = rx_valid_r & rx_gone;
     assign rx_cpl_bytes = {{(rx_hdr_r[105:96] == 10'h0), rx_hdr_r[105:96]}, 2'h0}
                           - {11'h0, rx_hdr_r[33:32]};
     assign rx_cpl_last = _rx_cpl_matches_not
                          | (~(rx_cpl_bytes < {(rx_hdr_r[75:64] == 12'h0), rx_hdr_r[75:64]}));
-    assign tag_release = rx_taken & rx_eop_r & _m_rx_valid_not & rx_hdr_completion & rx_cpl_last;
-    assign _tag_busy_and = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
+    assign tag_release = rx_taken & rx_eop_r & rx_kept & rx_hdr_completion & rx_cpl_last;
+    assign tag_busy_next = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
                            & (~(tag_release ? (256'h1 << rx_hdr_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, _tag_free_shr[255:1], _m_tlp_hdr_concat_2[115:0],
-                    _m_tlp_hdr_concat[79:0], _rx_held_r_shr[255:1], rx_hdr_tag[9:8],
-                    _m_rx_hdr_concat_2[115:0], _m_rx_hdr_concat[47:0]};
+    assign unused = &{1'b0, tag_busy_from_cursor[255:1], tag_busy_from_rx[255:1], rx_hdr_tag[9:8]};
 
     always @(posedge clk) begin
         if (rst) begin
             tag_busy <= 256'h0;
         end else begin
-            tag_busy <= up ? _tag_busy_and : 256'h0;
+            tag_busy <= up ? tag_busy_next : 256'h0;
         end
     end
 
@@ -250,7 +243,7 @@ module onic_port_tags (
         if (rst) begin
             tag_cursor <= 8'h0;
         end else begin
-            tag_cursor <= (_tag_free_shr[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
+            tag_cursor <= (tag_busy_from_cursor[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
         end
     end
 
@@ -372,7 +365,7 @@ module onic_port_tags (
 
     always @(posedge clk) begin
         if (rx_accept) begin
-            rx_held_r <= _rx_held_r_shr[0] & (rx_in_hdr_tag[9:8] == 2'h0);
+            rx_held_r <= rx_tag_held;
         end
     end
 
@@ -401,7 +394,7 @@ module onic_port_tags (
 
     always @(posedge clk) begin
         if (tag_alloc) begin
-            tag_orig[tag_cursor] <= concat_232;
+            tag_orig[tag_cursor] <= tag_orig_in;
         end
     end
 
@@ -409,16 +402,19 @@ module onic_port_tags (
     assign np_room = egress_park_room;
     assign m_tlp_valid = egress_merge_valid;
     assign m_tlp_hdr = egress_parked
-                       ? {_m_tlp_hdr_concat[127:80], tag_cursor, egress_merge_data[601:530]}
+                       ? {egress_merge_data[657:650], 1'h0, egress_merge_data[648:646], 1'h0,
+                          egress_merge_data[644:610], tag_cursor, egress_merge_data[601:530]}
                        : egress_merge_data[657:530];
     assign m_tlp_data = egress_merge_data[529:18];
     assign m_tlp_keep = egress_merge_data[17:2];
     assign m_tlp_sop = egress_merge_data[1];
     assign m_tlp_eop = egress_merge_data[658];
     assign s_rx_ready = rx_stage_free;
-    assign m_rx_valid = rx_valid_r & _m_rx_valid_not;
+    assign m_rx_valid = rx_valid_r & rx_kept;
     assign m_rx_hdr = (rx_hdr_completion & rx_cpl_matches)
-                      ? {_m_rx_hdr_concat[127:48], _rx_cpl_matches_memread[7:0], rx_hdr_r[39:0]}
+                      ? {rx_hdr_r[127:120], _rx_cpl_matches_memread[9], rx_hdr_r[118:116],
+                         _rx_cpl_matches_memread[8], rx_hdr_r[114:48], _rx_cpl_matches_memread[7:0],
+                         rx_hdr_r[39:0]}
                       : rx_hdr_r;
     assign m_rx_data = rx_data_r;
     assign m_rx_keep = rx_keep_r;

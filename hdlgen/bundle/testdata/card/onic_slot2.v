@@ -73,8 +73,8 @@ module onic_slot2 (
     reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:136
     reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:136
     reg  [12:0] lens_mem [0:15]; // hdlgen/axis/axis.go:136
-    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:372
-    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:373
+    reg  [1:0] in_mux_last = 2'h2; // hdlgen/axis/axis.go:373
+    reg  in_mux_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  in_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] in_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] in_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -98,22 +98,22 @@ module onic_slot2 (
     reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:135
     reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:138
-    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:151
-    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:157
+    reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:152
+    reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:158
     reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:427
     reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:437
     reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:134
     reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:135
     reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [576:0] buffer_bypass_data = 577'h0; // hdlgen/axis/axis.go:138
-    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:151
-    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:157
+    reg  [7:0] buffer_rptr_inc = 8'h1; // hdlgen/axis/axis.go:152
+    reg  [576:0] buffer_head = 577'h0; // hdlgen/axis/axis.go:158
     reg  [4:0] lens_rptr = 5'h0; // hdlgen/axis/axis.go:134
     reg  [4:0] lens_wptr = 5'h0; // hdlgen/axis/axis.go:135
     reg  lens_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:138
-    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:151
-    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:157
+    reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:152
+    reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:158
     reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:446
     reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:447
     reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:452
@@ -139,27 +139,27 @@ module onic_slot2 (
     wire buffer_ready; // hdlgen/internal/slot/slot.go:345
     wire cpl_ready; // hdlgen/internal/slot/slot.go:346
     wire irq_ready; // hdlgen/internal/slot/slot.go:346
-    wire in_mux_last_is0; // hdlgen/axis/axis.go:214
-    wire in_mux_last_is1; // hdlgen/axis/axis.go:214
-    wire in_mux_last_is2; // hdlgen/axis/axis.go:214
-    wire in_mux_in0_idle; // hdlgen/axis/axis.go:187
-    wire in_mux_in1_idle; // hdlgen/axis/axis.go:187
-    wire in_mux_in2_idle; // hdlgen/axis/axis.go:187
-    wire in_mux_rr0; // hdlgen/axis/axis.go:202
-    wire in_mux_rr1; // hdlgen/axis/axis.go:202
-    wire in_mux_rr2; // hdlgen/axis/axis.go:202
-    wire in_mux_grant0; // hdlgen/axis/axis.go:378
-    wire in_mux_grant1; // hdlgen/axis/axis.go:378
-    wire in_mux_grant2; // hdlgen/axis/axis.go:378
-    wire in_mux_valid; // hdlgen/axis/axis.go:224
-    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:226
-    wire in_mux_out_ready; // hdlgen/axis/axis.go:381
+    wire in_mux_last_is0; // hdlgen/axis/axis.go:215
+    wire in_mux_last_is1; // hdlgen/axis/axis.go:215
+    wire in_mux_last_is2; // hdlgen/axis/axis.go:215
+    wire in_mux_in0_idle; // hdlgen/axis/axis.go:188
+    wire in_mux_in1_idle; // hdlgen/axis/axis.go:188
+    wire in_mux_in2_idle; // hdlgen/axis/axis.go:188
+    wire in_mux_rr0; // hdlgen/axis/axis.go:203
+    wire in_mux_rr1; // hdlgen/axis/axis.go:203
+    wire in_mux_rr2; // hdlgen/axis/axis.go:203
+    wire in_mux_grant0; // hdlgen/axis/axis.go:379
+    wire in_mux_grant1; // hdlgen/axis/axis.go:379
+    wire in_mux_grant2; // hdlgen/axis/axis.go:379
+    wire in_mux_valid; // hdlgen/axis/axis.go:225
+    wire [659:0] in_mux_data; // hdlgen/axis/axis.go:227
+    wire in_mux_out_ready; // hdlgen/axis/axis.go:382
     wire in_slice_out_ready; // hdlgen/axis/axis.go:92
     wire in_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire in_slice_load; // hdlgen/axis/axis.go:102
     wire in_slice_pending; // hdlgen/axis/axis.go:103
     wire in_slice_park; // hdlgen/axis/axis.go:114
-    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:145
+    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire in_is_write; // hdlgen/internal/slot/slot.go:561
     wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:585
     wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:581
@@ -181,12 +181,13 @@ module onic_slot2 (
     wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:403
     wire jobs_empty; // hdlgen/axis/axis.go:140
     wire jobs_full; // hdlgen/axis/axis.go:141
-    wire jobs_out_ready; // hdlgen/axis/axis.go:142
-    wire _job_room_not; // hdlgen/axis/axis.go:143
-    wire jobs_push; // hdlgen/axis/axis.go:145
-    wire jobs_pop; // hdlgen/axis/axis.go:146
-    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:152
-    wire [127:0] _out_slice_skid_hdr_mux_3; // hdlgen/axis/axis.go:160
+    wire jobs_not_full; // hdlgen/axis/axis.go:142
+    wire jobs_not_empty; // hdlgen/axis/axis.go:143
+    wire jobs_out_ready; // hdlgen/axis/axis.go:143
+    wire jobs_push; // hdlgen/axis/axis.go:146
+    wire jobs_pop; // hdlgen/axis/axis.go:147
+    wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:153
+    wire [127:0] jobs_out_data; // hdlgen/axis/axis.go:161
     wire len_room; // hdlgen/internal/slot/slot.go:423
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:424
     wire buffer_room; // hdlgen/internal/slot/slot.go:424
@@ -216,22 +217,22 @@ module onic_slot2 (
     wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:439
     wire buffer_empty; // hdlgen/axis/axis.go:140
     wire buffer_full; // hdlgen/axis/axis.go:141
-    wire _buffer_pop_not; // hdlgen/axis/axis.go:142
-    wire buffer_out_ready; // hdlgen/axis/axis.go:142
-    wire _buffer_room_not; // hdlgen/axis/axis.go:143
-    wire buffer_push; // hdlgen/axis/axis.go:145
-    wire buffer_pop; // hdlgen/axis/axis.go:146
-    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:152
-    wire [576:0] _out_slice_skid_keep_mux; // hdlgen/axis/axis.go:160
+    wire buffer_not_full; // hdlgen/axis/axis.go:142
+    wire buffer_not_empty; // hdlgen/axis/axis.go:143
+    wire buffer_out_ready; // hdlgen/axis/axis.go:143
+    wire buffer_push; // hdlgen/axis/axis.go:146
+    wire buffer_pop; // hdlgen/axis/axis.go:147
+    wire [7:0] buffer_rptr_next; // hdlgen/axis/axis.go:153
+    wire [576:0] buffer_out_data; // hdlgen/axis/axis.go:161
     wire lens_empty; // hdlgen/axis/axis.go:140
     wire lens_full; // hdlgen/axis/axis.go:141
-    wire _lens_pop_not; // hdlgen/axis/axis.go:142
-    wire lens_out_ready; // hdlgen/axis/axis.go:142
-    wire _len_room_not; // hdlgen/axis/axis.go:143
-    wire lens_push; // hdlgen/axis/axis.go:145
-    wire lens_pop; // hdlgen/axis/axis.go:146
-    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:152
-    wire [12:0] _out_dws_mux; // hdlgen/axis/axis.go:160
+    wire lens_not_full; // hdlgen/axis/axis.go:142
+    wire lens_not_empty; // hdlgen/axis/axis.go:143
+    wire lens_out_ready; // hdlgen/axis/axis.go:143
+    wire lens_push; // hdlgen/axis/axis.go:146
+    wire lens_pop; // hdlgen/axis/axis.go:147
+    wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:153
+    wire [12:0] lens_out_data; // hdlgen/axis/axis.go:161
     wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:450
     wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:451
     wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:451
@@ -298,7 +299,7 @@ module onic_slot2 (
     assign task_closed = kernel_task_closed;
     assign kernel_s_tready = kernel_s_tready_2;
     assign job_push = (_drop_not_write_now_and & in_pass & kernel_s_tready);
-    assign job_room = _job_room_not;
+    assign job_room = jobs_not_full;
     assign s_host_tlp_ready_w = (in_mux_out_ready & in_mux_grant0);
     assign s_port_a_tlp_ready_w = (in_mux_out_ready & in_mux_grant1);
     assign s_port_b_tlp_ready_w = (in_mux_out_ready & in_mux_grant2);
@@ -366,15 +367,16 @@ module onic_slot2 (
     assign _drop_no_proxy_count_zext = {31'h0, drop_no_proxy_now};
     assign jobs_empty = jobs_rptr == jobs_wptr;
     assign jobs_full = (jobs_rptr[4] != jobs_wptr[4]) & (jobs_rptr[3:0] == jobs_wptr[3:0]);
+    assign jobs_not_full = ~jobs_full;
+    assign jobs_not_empty = ~jobs_empty;
     assign jobs_out_ready = _jobs_out_ready_and;
-    assign _job_room_not = ~jobs_full;
-    assign jobs_push = job_push & _job_room_not;
-    assign jobs_pop = (~jobs_empty) & jobs_out_ready;
+    assign jobs_push = job_push & jobs_not_full;
+    assign jobs_pop = jobs_not_empty & jobs_out_ready;
     assign jobs_rptr_next = jobs_pop ? jobs_rptr_inc : jobs_rptr;
-    assign _out_slice_skid_hdr_mux_3 = jobs_bypass ? jobs_bypass_data : jobs_head;
-    assign len_room = _len_room_not;
+    assign jobs_out_data = jobs_bypass ? jobs_bypass_data : jobs_head;
+    assign len_room = lens_not_full;
     assign _buffer_bypass_data_concat = {kernel_m_tlast, kernel_m_tkeep, kernel_m_tdata};
-    assign buffer_room = _buffer_room_not;
+    assign buffer_room = buffer_not_full;
     assign _out_bytes_and = kernel_m_tvalid & buffer_ready;
     assign _out_bytes_total_add_21 = {1'h0, ({1'h0, kernel_m_tkeep[0]} + {1'h0, kernel_m_tkeep[1]})}
                                      + {1'h0,
@@ -473,37 +475,37 @@ module onic_slot2 (
     assign buffer_empty = buffer_rptr == buffer_wptr;
     assign buffer_full = (buffer_rptr[7] != buffer_wptr[7])
                          & (buffer_rptr[6:0] == buffer_wptr[6:0]);
-    assign _buffer_pop_not = ~buffer_empty;
+    assign buffer_not_full = ~buffer_full;
+    assign buffer_not_empty = ~buffer_empty;
     assign buffer_out_ready = (_out_valid_eq_3 & out_slice_in_ready);
-    assign _buffer_room_not = ~buffer_full;
-    assign buffer_push = kernel_m_tvalid & len_room & _buffer_room_not;
-    assign buffer_pop = _buffer_pop_not & buffer_out_ready;
+    assign buffer_push = kernel_m_tvalid & len_room & buffer_not_full;
+    assign buffer_pop = buffer_not_empty & buffer_out_ready;
     assign buffer_rptr_next = buffer_pop ? buffer_rptr_inc : buffer_rptr;
-    assign _out_slice_skid_keep_mux = buffer_bypass ? buffer_bypass_data : buffer_head;
+    assign buffer_out_data = buffer_bypass ? buffer_bypass_data : buffer_head;
     assign lens_empty = lens_rptr == lens_wptr;
     assign lens_full = (lens_rptr[4] != lens_wptr[4]) & (lens_rptr[3:0] == lens_wptr[3:0]);
-    assign _lens_pop_not = ~lens_empty;
+    assign lens_not_full = ~lens_full;
+    assign lens_not_empty = ~lens_empty;
     assign lens_out_ready = _jobs_out_ready_and;
-    assign _len_room_not = ~lens_full;
-    assign lens_push = _out_bytes_and & kernel_m_tlast & _len_room_not;
-    assign lens_pop = _lens_pop_not & lens_out_ready;
+    assign lens_push = _out_bytes_and & kernel_m_tlast & lens_not_full;
+    assign lens_pop = lens_not_empty & lens_out_ready;
     assign lens_rptr_next = lens_pop ? lens_rptr_inc : lens_rptr;
-    assign _out_dws_mux = lens_bypass ? lens_bypass_data : lens_head;
+    assign lens_out_data = lens_bypass ? lens_bypass_data : lens_head;
     assign out_sel = out_busy ? out_held
-                     : (_lens_pop_not ? 2'h1
+                     : (lens_not_empty ? 2'h1
                         : (kernel_m_cpl_valid ? 2'h2 : (kernel_m_irq_valid ? 2'h3 : 2'h0)));
     assign _out_valid_eq_3 = out_sel == 2'h1;
     assign _out_valid_eq_2 = out_sel == 2'h2;
     assign _out_valid_eq = out_sel == 2'h3;
-    assign _out_dws_add = _out_dws_mux + 13'h3;
+    assign _out_dws_add = lens_out_data + 13'h3;
     assign out_dws = _out_dws_add[12:2];
-    assign _out_slice_skid_hdr_or_2 = ((_out_dws_mux[1:0] == 2'h1) ? 4'h1 : 4'h0)
-                                      | ((_out_dws_mux[1:0] == 2'h2) ? 4'h3 : 4'h0)
-                                      | ((_out_dws_mux[1:0] == 2'h3) ? 4'h7 : 4'h0);
-    assign _out_slice_skid_hdr_mux_2 = (_out_dws_mux[1:0] == 2'h0) ? 4'hf
+    assign _out_slice_skid_hdr_or_2 = ((lens_out_data[1:0] == 2'h1) ? 4'h1 : 4'h0)
+                                      | ((lens_out_data[1:0] == 2'h2) ? 4'h3 : 4'h0)
+                                      | ((lens_out_data[1:0] == 2'h3) ? 4'h7 : 4'h0);
+    assign _out_slice_skid_hdr_mux_2 = (lens_out_data[1:0] == 2'h0) ? 4'hf
                                        : _out_slice_skid_hdr_or_2;
     assign _out_slice_skid_hdr_eq_2 = out_dws == 11'h1;
-    assign _out_slice_skid_hdr_eq = _out_dws_mux == 13'h0;
+    assign _out_slice_skid_hdr_eq = lens_out_data == 13'h0;
     assign record_rewrite_4dw = |kernel_m_cpl_addr[63:32];
     assign record_rewrite_dw0 = {2'h1, record_rewrite_4dw, 29'h8};
     assign record_rewrite_dw1 = {self_id, 16'hff};
@@ -511,19 +513,19 @@ module onic_slot2 (
     assign msg_rewrite_dw0 = {2'h1, msg_rewrite_4dw, 29'h1};
     assign msg_rewrite_dw1 = {self_id, 16'hf};
     assign out_slice_in_ready = out_slice_skid_empty;
-    assign out_valid = (_out_valid_eq_3 & _buffer_pop_not) | (_out_valid_eq_2 & kernel_m_cpl_valid)
+    assign out_valid = (_out_valid_eq_3 & buffer_not_empty) | (_out_valid_eq_2 & kernel_m_cpl_valid)
                        | (_out_valid_eq & kernel_m_irq_valid);
-    assign _out_slice_skid_eop_mux = _out_valid_eq_3 ? _out_slice_skid_keep_mux[576] : 1'h1;
+    assign _out_slice_skid_eop_mux = _out_valid_eq_3 ? buffer_out_data[576] : 1'h1;
     assign _out_slice_skid_hdr_mux = _out_valid_eq_3
-                                     ? {_out_slice_skid_hdr_mux_3[127:106],
+                                     ? {jobs_out_data[127:106],
                                         (_out_slice_skid_hdr_eq ? 10'h1 : out_dws[9:0]),
-                                        _out_slice_skid_hdr_mux_3[95:72],
+                                        jobs_out_data[95:72],
                                         ((_out_slice_skid_hdr_eq_2 | _out_slice_skid_hdr_eq) ? 4'h0
                                           : _out_slice_skid_hdr_mux_2),
                                         (_out_slice_skid_hdr_eq ? 4'h0
                                          : (_out_slice_skid_hdr_eq_2 ? _out_slice_skid_hdr_mux_2
                                             : 4'hf)),
-                                        _out_slice_skid_hdr_mux_3[63:0]}
+                                        jobs_out_data[63:0]}
                                      : 128'h0;
     assign _out_slice_skid_hdr_or = _out_slice_skid_hdr_mux
                                     | (_out_valid_eq_2
@@ -540,25 +542,17 @@ module onic_slot2 (
                                           : {msg_rewrite_dw0, msg_rewrite_dw1,
                                              kernel_m_irq_addr[31:2], 2'h0, 32'h0})
                                        : 128'h0);
-    assign _out_slice_skid_data_or = (_out_valid_eq_3 ? _out_slice_skid_keep_mux[511:0] : 512'h0)
+    assign _out_slice_skid_data_or = (_out_valid_eq_3 ? buffer_out_data[511:0] : 512'h0)
                                      | (_out_valid_eq_2 ? {256'h0, kernel_m_cpl_data} : 512'h0)
                                      | (_out_valid_eq ? {480'h0, kernel_m_irq_data} : 512'h0);
-    assign _out_slice_skid_keep_concat = {(|_out_slice_skid_keep_mux[575:572]),
-                                         (|_out_slice_skid_keep_mux[571:568]),
-                                         (|_out_slice_skid_keep_mux[567:564]),
-                                         (|_out_slice_skid_keep_mux[563:560]),
-                                         (|_out_slice_skid_keep_mux[559:556]),
-                                         (|_out_slice_skid_keep_mux[555:552]),
-                                         (|_out_slice_skid_keep_mux[551:548]),
-                                         (|_out_slice_skid_keep_mux[547:544]),
-                                         (|_out_slice_skid_keep_mux[543:540]),
-                                         (|_out_slice_skid_keep_mux[539:536]),
-                                         (|_out_slice_skid_keep_mux[535:532]),
-                                         (|_out_slice_skid_keep_mux[531:528]),
-                                         (|_out_slice_skid_keep_mux[527:524]),
-                                         (|_out_slice_skid_keep_mux[523:520]),
-                                         (|_out_slice_skid_keep_mux[519:516]),
-                                         (|_out_slice_skid_keep_mux[515:512])};
+    assign _out_slice_skid_keep_concat = {(|buffer_out_data[575:572]), (|buffer_out_data[571:568]),
+                                         (|buffer_out_data[567:564]), (|buffer_out_data[563:560]),
+                                         (|buffer_out_data[559:556]), (|buffer_out_data[555:552]),
+                                         (|buffer_out_data[551:548]), (|buffer_out_data[547:544]),
+                                         (|buffer_out_data[543:540]), (|buffer_out_data[539:536]),
+                                         (|buffer_out_data[535:532]), (|buffer_out_data[531:528]),
+                                         (|buffer_out_data[527:524]), (|buffer_out_data[523:520]),
+                                         (|buffer_out_data[519:516]), (|buffer_out_data[515:512])};
     assign _out_slice_skid_keep_or = (_out_valid_eq_3 ? _out_slice_skid_keep_concat : 16'h0)
                                      | (_out_valid_eq_2 ? 16'hff : 16'h0)
                                      | (_out_valid_eq ? 16'h1 : 16'h0);
@@ -571,9 +565,8 @@ module onic_slot2 (
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
     assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2 & _out_slice_skid_eop_mux;
     assign unused = &{1'b0, in_mux_data[658:657], in_slice_hdr[95:80], in_out_address[1:0],
-                    _out_slice_skid_hdr_mux_3[71:64], _out_slice_skid_hdr_mux_3[105:96],
-                    kernel_s1_tready, kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0],
-                    _out_dws_add[1:0]};
+                    jobs_out_data[71:64], jobs_out_data[105:96], kernel_s1_tready,
+                    kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0], _out_dws_add[1:0]};
 
     onic_slot2_kernel kernel ( // hdlgen/internal/slot/slot.go:410
         .clk(clk),
