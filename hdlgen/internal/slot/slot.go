@@ -400,7 +400,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 			now := m.Reg(name+"_now", w, 0)
 			m.SetNext(now, inc)
 			r := m.Reg(name+"_count", 32, 0)
-			m.SetNext(r, m.SatAddU(r, now)) // saturates: never reads small after overflowing
+			m.SetNext(r, m.SatAddU(r, m.Named(name+"_add", m.Zext(now, 32)))) // saturates: never reads small after overflowing
 			m.Output(name, r)
 		}
 	}
@@ -421,11 +421,11 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	// beat goes in.
 	outKeep, outLast, outValid := k["m_tkeep"], k["m_tlast"], k["m_tvalid"]
 	lens := axis.Stream{Ready: m.Wire("len_room", 1)}
-	buf := axis.Stream{Data: m.Concat(outLast, outKeep, k["m_tdata"]), Valid: m.And(outValid, lens.Ready), Ready: m.Wire("buffer_room", 1)}
+	buf := axis.Stream{Data: m.Concat(outLast, outKeep, k["m_tdata"]), Valid: m.Named("out_buffer_offer", m.And(outValid, lens.Ready)), Ready: m.Wire("buffer_room", 1)}
 	m.Assign(bufReady, m.And(buf.Ready, lens.Ready))
 	in := m.And(outValid, bufReady)
 	acc := m.Reg("out_bytes", 13, 0)
-	total := m.Named("out_bytes_total", m.Add(acc, m.Zext(m.PopCount(outKeep), 13)))
+	total := m.Named("out_bytes_total", m.Add(acc, m.Zext(onesIn(m, "out_keep", outKeep, 0), 13)))
 	m.SetNext(acc, m.Mux(outLast, m.Const(13, 0), total))
 	m.SetEnable(acc, in)
 	lens.Data, lens.Valid = total, m.And(in, outLast)
@@ -448,18 +448,20 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	cplValid, irqValid := k["m_cpl_valid"], k["m_irq_valid"]
 	free := m.Mux(lenQ.Valid, m.Const(2, 1), m.Mux(cplValid, m.Const(2, 2), m.Mux(irqValid, m.Const(2, 3), m.Const(2, 0))))
 	sel := m.Named("out_sel", m.Mux(busy, held, free))
-	isData, isCpl, isIRQ := m.Eq(sel, m.Const(2, 1)), m.Eq(sel, m.Const(2, 2)), m.Eq(sel, m.Const(2, 3))
+	isData := m.Named("out_is_data", m.Eq(sel, m.Const(2, 1)))
+	isCpl := m.Named("out_is_record", m.Eq(sel, m.Const(2, 2)))
+	isIRQ := m.Named("out_is_message", m.Eq(sel, m.Const(2, 3)))
 	first := m.Reg("out_first", 1, 1)
 	bytes := lenQ.Data
-	dws := m.Named("out_dws", m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 3)), 2), 0, 11))
+	dws := m.Named("out_dws", m.Slice(m.ShrC(m.Named("out_bytes_to_dw", m.Add(bytes, m.Const(13, 3))), 2), 0, 11))
 	lastBytes := m.Slice(bytes, 0, 2) // bytes in the last DW, 0 meaning 4
 	beMask := m.Pick([]ir.Value{m.Eq(lastBytes, m.Const(2, 1)), m.Eq(lastBytes, m.Const(2, 2)), m.Eq(lastBytes, m.Const(2, 3))},
 		[]ir.Value{m.Const(4, 0x1), m.Const(4, 0x3), m.Const(4, 0x7)})
-	beMask = m.Mux(m.Eq(lastBytes, m.Const(2, 0)), m.Const(4, 0xF), beMask)
-	oneDW := m.Eq(dws, m.Const(11, 1))
-	noBytes := m.Eq(bytes, m.Const(13, 0))
-	firstBE := m.Mux(noBytes, m.Const(4, 0), m.Mux(oneDW, beMask, m.Const(4, 0xF)))
-	lastBE := m.Mux(m.Or(oneDW, noBytes), m.Const(4, 0), beMask)
+	beMask = m.Named("out_last_dw_be", m.Mux(m.Eq(lastBytes, m.Const(2, 0)), m.Const(4, 0xF), beMask))
+	oneDW := m.Named("out_one_dw", m.Eq(dws, m.Const(11, 1)))
+	noBytes := m.Named("out_no_bytes", m.Eq(bytes, m.Const(13, 0)))
+	firstBE := m.Named("out_first_be", m.Mux(noBytes, m.Const(4, 0), m.Mux(oneDW, beMask, m.Const(4, 0xF))))
+	lastBE := m.Named("out_last_be", m.Mux(m.Or(oneDW, noBytes), m.Const(4, 0), beMask))
 	lenField := m.Mux(noBytes, m.Const(10, 1), m.Slice(dws, 0, 10)) // 1024 DWs wrap to 0, as the field does
 	dataHdr := setLength(m, jobQ.Data, lenField, firstBE, lastBE)
 	recordHdr := tlphdr.Rewrite(m, "record_rewrite", template(m, kernels.TaskRecordBytes), k["m_cpl_addr"], self)
@@ -474,13 +476,15 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	// its path to RQ start from registers, not from this choice.
 	outReady := m.Wire("out_slice_in_ready", 1)
 	oValid := m.Named("out_valid", m.Any(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid), m.And(isIRQ, irqValid)))
-	oEop := m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1))
-	three := func(d, c, i ir.Value) ir.Value { return m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}) }
+	oEop := m.Named("out_eop", m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1)))
+	three := func(name string, d, c, i ir.Value) ir.Value {
+		return m.Named(name, m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}))
+	}
 	outS := axis.SkidFields(m, "out_slice", oValid, outReady, []axis.Field{
-		{Name: "hdr", Value: three(dataHdr, recordHdr, msgHdr)},
-		{Name: "data", Value: three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512))},
-		{Name: "keep", Value: three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1))},
-		{Name: "sop", Value: m.Mux(isData, first, m.Const(1, 1))}, {Name: "eop", Value: oEop}})
+		{Name: "hdr", Value: three("out_hdr", dataHdr, recordHdr, msgHdr)},
+		{Name: "data", Value: three("out_data", m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512))},
+		{Name: "keep", Value: three("out_keep", m.Named("out_dw_keep", m.Concat(dwKeep...)), m.Const(16, 0xFF), m.Const(16, 1))},
+		{Name: "sop", Value: m.Named("out_sop", m.Mux(isData, first, m.Const(1, 1)))}, {Name: "eop", Value: oEop}})
 	m.Assign(outS.Ready, m.Input("m_tlp_ready", 1))
 	for i, port := range []string{"m_tlp_hdr", "m_tlp_data", "m_tlp_keep", "m_tlp_sop", "m_tlp_eop"} {
 		m.Output(port, outS.Fields[i])
@@ -826,4 +830,22 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		m.SetNext(done[k], m.And(ends[k], m.Not(finish)))
 	}
 	m.SetNext(state, m.Mux(start, m.Mux(same, m.Const(2, streaming), m.Const(2, drain)), m.Mux(finish, m.Const(2, idle), state)))
+}
+
+// onesIn is how many bits of v are set, as a balanced adder tree whose
+// sums over 4 bits or more are named from the bits they count
+// (<name>_ones_<lo>_<hi>, lo the bit of v at which v starts in the whole).
+func onesIn(m *ir.Module, name string, v ir.Value, lo int) ir.Value {
+	ir.Helper()
+	n := v.Width()
+	if n <= 1 {
+		return v
+	}
+	a, b := onesIn(m, name, m.Slice(v, 0, n/2), lo), onesIn(m, name, m.Slice(v, n/2, n-n/2), lo+n/2)
+	w := bits.Len(uint(n))
+	sum := m.Add(m.Zext(a, w), m.Zext(b, w))
+	if n >= 4 {
+		sum = m.Named(fmt.Sprintf("%s_ones_%d_%d", name, lo, lo+n-1), sum)
+	}
+	return sum
 }

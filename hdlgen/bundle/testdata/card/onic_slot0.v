@@ -87,7 +87,7 @@ module onic_slot0 (
     reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:608
+    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:612
     reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:400
     reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:402
     reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:400
@@ -116,7 +116,7 @@ module onic_slot0 (
     reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:158
     reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:446
     reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:447
-    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:452
+    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:454
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -160,25 +160,25 @@ module onic_slot0 (
     wire in_slice_pending; // hdlgen/axis/axis.go:103
     wire in_slice_park; // hdlgen/axis/axis.go:114
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire in_is_write; // hdlgen/internal/slot/slot.go:561
-    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:585
-    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:581
-    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:586
-    wire in_pass; // hdlgen/internal/slot/slot.go:598
-    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:599
-    wire in_drop; // hdlgen/internal/slot/slot.go:600
-    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:600
-    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:600
-    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:600
-    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:600
-    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:600
-    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:609
-    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:610
-    wire in_to_kernel; // hdlgen/internal/slot/slot.go:611
-    wire in_ready; // hdlgen/internal/slot/slot.go:612
-    wire [31:0] _drop_not_write_count_zext; // hdlgen/internal/slot/slot.go:403
-    wire [31:0] _drop_closed_count_zext; // hdlgen/internal/slot/slot.go:403
-    wire [31:0] _drop_no_proxy_count_zext; // hdlgen/internal/slot/slot.go:403
+    wire in_is_write; // hdlgen/internal/slot/slot.go:565
+    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:589
+    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:585
+    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:590
+    wire in_pass; // hdlgen/internal/slot/slot.go:602
+    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:603
+    wire in_drop; // hdlgen/internal/slot/slot.go:604
+    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:604
+    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:604
+    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:604
+    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:604
+    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:604
+    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:613
+    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:614
+    wire in_to_kernel; // hdlgen/internal/slot/slot.go:615
+    wire in_ready; // hdlgen/internal/slot/slot.go:616
+    wire [31:0] drop_not_write_add; // hdlgen/internal/slot/slot.go:403
+    wire [31:0] drop_closed_add; // hdlgen/internal/slot/slot.go:403
+    wire [31:0] drop_no_proxy_add; // hdlgen/internal/slot/slot.go:403
     wire jobs_empty; // hdlgen/axis/axis.go:140
     wire jobs_full; // hdlgen/axis/axis.go:141
     wire jobs_not_full; // hdlgen/axis/axis.go:142
@@ -190,29 +190,40 @@ module onic_slot0 (
     wire [127:0] jobs_out_data; // hdlgen/axis/axis.go:161
     wire len_room; // hdlgen/internal/slot/slot.go:423
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:424
+    wire out_buffer_offer; // hdlgen/internal/slot/slot.go:424
     wire buffer_room; // hdlgen/internal/slot/slot.go:424
     wire _out_bytes_and; // hdlgen/internal/slot/slot.go:426
-    wire [2:0] _out_bytes_total_add_21; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_20; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_19; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_18; // hdlgen/internal/slot/slot.go:428
-    wire [4:0] _out_bytes_total_add_17; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_16; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_15; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_14; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_13; // hdlgen/internal/slot/slot.go:428
-    wire [4:0] _out_bytes_total_add_12; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_11; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_10; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_9; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_8; // hdlgen/internal/slot/slot.go:428
-    wire [4:0] _out_bytes_total_add_7; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_6; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_5; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_4; // hdlgen/internal/slot/slot.go:428
-    wire [2:0] _out_bytes_total_add_3; // hdlgen/internal/slot/slot.go:428
-    wire [4:0] _out_bytes_total_add_2; // hdlgen/internal/slot/slot.go:428
-    wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_0_3; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_4_7; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_0_7; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_8_11; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_12_15; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_8_15; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] out_keep_ones_0_15; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_16_19; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_20_23; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_16_23; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_24_27; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_28_31; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_24_31; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] out_keep_ones_16_31; // hdlgen/internal/slot/slot.go:428
+    wire [5:0] out_keep_ones_0_31; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_32_35; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_36_39; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_32_39; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_40_43; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_44_47; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_40_47; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] out_keep_ones_32_47; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_48_51; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_52_55; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_48_55; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_56_59; // hdlgen/internal/slot/slot.go:428
+    wire [2:0] out_keep_ones_60_63; // hdlgen/internal/slot/slot.go:428
+    wire [3:0] out_keep_ones_56_63; // hdlgen/internal/slot/slot.go:428
+    wire [4:0] out_keep_ones_48_63; // hdlgen/internal/slot/slot.go:428
+    wire [5:0] out_keep_ones_32_63; // hdlgen/internal/slot/slot.go:428
+    wire [6:0] out_keep_ones_0_63; // hdlgen/internal/slot/slot.go:428
     wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:428
     wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:439
     wire buffer_empty; // hdlgen/axis/axis.go:140
@@ -234,37 +245,39 @@ module onic_slot0 (
     wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:153
     wire [12:0] lens_out_data; // hdlgen/axis/axis.go:161
     wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:450
-    wire _out_valid_eq_3; // hdlgen/internal/slot/slot.go:451
-    wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:451
-    wire _out_valid_eq; // hdlgen/internal/slot/slot.go:451
-    wire [12:0] _out_dws_add; // hdlgen/internal/slot/slot.go:454
-    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:454
-    wire [3:0] _out_slice_skid_hdr_or_2; // hdlgen/internal/slot/slot.go:456
-    wire [3:0] _out_slice_skid_hdr_mux_2; // hdlgen/internal/slot/slot.go:458
-    wire _out_slice_skid_hdr_eq_2; // hdlgen/internal/slot/slot.go:459
-    wire _out_slice_skid_hdr_eq; // hdlgen/internal/slot/slot.go:460
-    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:465
-    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:465
-    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:465
-    wire msg_rewrite_4dw; // hdlgen/internal/slot/slot.go:466
-    wire [31:0] msg_rewrite_dw0; // hdlgen/internal/slot/slot.go:466
-    wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:466
-    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:475
-    wire out_valid; // hdlgen/internal/slot/slot.go:476
-    wire _out_slice_skid_eop_mux; // hdlgen/internal/slot/slot.go:477
-    wire [127:0] _out_slice_skid_hdr_mux; // hdlgen/internal/slot/slot.go:478
-    wire [127:0] _out_slice_skid_hdr_or; // hdlgen/internal/slot/slot.go:478
-    wire [511:0] _out_slice_skid_data_or; // hdlgen/internal/slot/slot.go:478
-    wire [15:0] _out_slice_skid_keep_concat; // hdlgen/internal/slot/slot.go:482
-    wire [15:0] _out_slice_skid_keep_or; // hdlgen/internal/slot/slot.go:478
-    wire _out_slice_skid_sop_mux; // hdlgen/internal/slot/slot.go:483
+    wire out_is_data; // hdlgen/internal/slot/slot.go:451
+    wire out_is_record; // hdlgen/internal/slot/slot.go:452
+    wire out_is_message; // hdlgen/internal/slot/slot.go:453
+    wire [12:0] out_bytes_to_dw; // hdlgen/internal/slot/slot.go:456
+    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:456
+    wire [3:0] _out_last_dw_be_or; // hdlgen/internal/slot/slot.go:458
+    wire [3:0] out_last_dw_be; // hdlgen/internal/slot/slot.go:460
+    wire out_one_dw; // hdlgen/internal/slot/slot.go:461
+    wire out_no_bytes; // hdlgen/internal/slot/slot.go:462
+    wire [3:0] out_first_be; // hdlgen/internal/slot/slot.go:463
+    wire [3:0] out_last_be; // hdlgen/internal/slot/slot.go:464
+    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:467
+    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:467
+    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:467
+    wire msg_rewrite_4dw; // hdlgen/internal/slot/slot.go:468
+    wire [31:0] msg_rewrite_dw0; // hdlgen/internal/slot/slot.go:468
+    wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:468
+    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:477
+    wire out_valid; // hdlgen/internal/slot/slot.go:478
+    wire out_eop; // hdlgen/internal/slot/slot.go:479
+    wire [127:0] _out_hdr_or; // hdlgen/internal/slot/slot.go:481
+    wire [127:0] out_hdr; // hdlgen/internal/slot/slot.go:481
+    wire [511:0] out_data; // hdlgen/internal/slot/slot.go:481
+    wire [15:0] out_dw_keep; // hdlgen/internal/slot/slot.go:486
+    wire [15:0] out_keep; // hdlgen/internal/slot/slot.go:481
+    wire out_sop; // hdlgen/internal/slot/slot.go:487
     wire out_slice_out_ready; // hdlgen/axis/axis.go:92
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire out_slice_load; // hdlgen/axis/axis.go:102
     wire out_slice_pending; // hdlgen/axis/axis.go:103
     wire out_slice_park; // hdlgen/axis/axis.go:114
-    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:489
-    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:495
+    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:493
+    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:499
     wire kernel_s_tready_2; // hdlgen/internal/slot/slot.go:410
     wire kernel_s1_tready; // hdlgen/internal/slot/slot.go:410
     wire kernel_task_closed; // hdlgen/internal/slot/slot.go:410
@@ -304,8 +317,8 @@ module onic_slot0 (
     assign s_port_a_tlp_ready_w = (in_mux_out_ready & in_mux_grant1);
     assign s_port_b_tlp_ready_w = (in_mux_out_ready & in_mux_grant2);
     assign buffer_ready = (buffer_room & len_room);
-    assign cpl_ready = (_out_valid_eq_2 & out_slice_in_ready);
-    assign irq_ready = (_out_valid_eq & out_slice_in_ready);
+    assign cpl_ready = (out_is_record & out_slice_in_ready);
+    assign irq_ready = (out_is_message & out_slice_in_ready);
     assign in_mux_last_is0 = in_mux_last == 2'h0;
     assign in_mux_last_is1 = in_mux_last == 2'h1;
     assign in_mux_last_is2 = in_mux_last == 2'h2;
@@ -362,9 +375,9 @@ module onic_slot0 (
     assign _in_to_kernel_mux = in_slice_sop ? (in_pass & job_room) : (~in_dropping);
     assign in_to_kernel = in_slice_valid & _in_to_kernel_mux;
     assign in_ready = (in_slice_valid & _in_ready_mux) | (kernel_s_tready & _in_to_kernel_mux);
-    assign _drop_not_write_count_zext = {31'h0, drop_not_write_now};
-    assign _drop_closed_count_zext = {31'h0, drop_closed_now};
-    assign _drop_no_proxy_count_zext = {31'h0, drop_no_proxy_now};
+    assign drop_not_write_add = {31'h0, drop_not_write_now};
+    assign drop_closed_add = {31'h0, drop_closed_now};
+    assign drop_no_proxy_add = {31'h0, drop_no_proxy_now};
     assign jobs_empty = jobs_rptr == jobs_wptr;
     assign jobs_full = (jobs_rptr[4] != jobs_wptr[4]) & (jobs_rptr[3:0] == jobs_wptr[3:0]);
     assign jobs_not_full = ~jobs_full;
@@ -376,100 +389,70 @@ module onic_slot0 (
     assign jobs_out_data = jobs_bypass ? jobs_bypass_data : jobs_head;
     assign len_room = lens_not_full;
     assign _buffer_bypass_data_concat = {kernel_m_tlast, kernel_m_tkeep, kernel_m_tdata};
+    assign out_buffer_offer = kernel_m_tvalid & len_room;
     assign buffer_room = buffer_not_full;
     assign _out_bytes_and = kernel_m_tvalid & buffer_ready;
-    assign _out_bytes_total_add_21 = {1'h0, ({1'h0, kernel_m_tkeep[0]} + {1'h0, kernel_m_tkeep[1]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[2]} + {1'h0, kernel_m_tkeep[3]})};
-    assign _out_bytes_total_add_20 = {1'h0, ({1'h0, kernel_m_tkeep[4]} + {1'h0, kernel_m_tkeep[5]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[6]} + {1'h0, kernel_m_tkeep[7]})};
-    assign _out_bytes_total_add_19 = {1'h0, ({1'h0, kernel_m_tkeep[8]} + {1'h0, kernel_m_tkeep[9]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[10]} + {1'h0, kernel_m_tkeep[11]})};
-    assign _out_bytes_total_add_18 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[12]} + {1'h0, kernel_m_tkeep[13]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[14]} + {1'h0, kernel_m_tkeep[15]})};
-    assign _out_bytes_total_add_17 = {1'h0,
-                                      ({1'h0, _out_bytes_total_add_21}
-                                        + {1'h0, _out_bytes_total_add_20})}
-                                     + {1'h0,
-                                        ({1'h0, _out_bytes_total_add_19}
-                                          + {1'h0, _out_bytes_total_add_18})};
-    assign _out_bytes_total_add_16 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[16]} + {1'h0, kernel_m_tkeep[17]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[18]} + {1'h0, kernel_m_tkeep[19]})};
-    assign _out_bytes_total_add_15 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[20]} + {1'h0, kernel_m_tkeep[21]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[22]} + {1'h0, kernel_m_tkeep[23]})};
-    assign _out_bytes_total_add_14 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[24]} + {1'h0, kernel_m_tkeep[25]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[26]} + {1'h0, kernel_m_tkeep[27]})};
-    assign _out_bytes_total_add_13 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[28]} + {1'h0, kernel_m_tkeep[29]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[30]} + {1'h0, kernel_m_tkeep[31]})};
-    assign _out_bytes_total_add_12 = {1'h0,
-                                      ({1'h0, _out_bytes_total_add_16}
-                                        + {1'h0, _out_bytes_total_add_15})}
-                                     + {1'h0,
-                                        ({1'h0, _out_bytes_total_add_14}
-                                          + {1'h0, _out_bytes_total_add_13})};
-    assign _out_bytes_total_add_11 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[32]} + {1'h0, kernel_m_tkeep[33]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[34]} + {1'h0, kernel_m_tkeep[35]})};
-    assign _out_bytes_total_add_10 = {1'h0,
-                                      ({1'h0, kernel_m_tkeep[36]} + {1'h0, kernel_m_tkeep[37]})}
-                                     + {1'h0,
-                                        ({1'h0, kernel_m_tkeep[38]} + {1'h0, kernel_m_tkeep[39]})};
-    assign _out_bytes_total_add_9 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[40]} + {1'h0, kernel_m_tkeep[41]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[42]} + {1'h0, kernel_m_tkeep[43]})};
-    assign _out_bytes_total_add_8 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[44]} + {1'h0, kernel_m_tkeep[45]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[46]} + {1'h0, kernel_m_tkeep[47]})};
-    assign _out_bytes_total_add_7 = {1'h0,
-                                     ({1'h0, _out_bytes_total_add_11}
-                                       + {1'h0, _out_bytes_total_add_10})}
-                                    + {1'h0,
-                                       ({1'h0, _out_bytes_total_add_9}
-                                         + {1'h0, _out_bytes_total_add_8})};
-    assign _out_bytes_total_add_6 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[48]} + {1'h0, kernel_m_tkeep[49]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[50]} + {1'h0, kernel_m_tkeep[51]})};
-    assign _out_bytes_total_add_5 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[52]} + {1'h0, kernel_m_tkeep[53]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[54]} + {1'h0, kernel_m_tkeep[55]})};
-    assign _out_bytes_total_add_4 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[56]} + {1'h0, kernel_m_tkeep[57]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[58]} + {1'h0, kernel_m_tkeep[59]})};
-    assign _out_bytes_total_add_3 = {1'h0,
-                                     ({1'h0, kernel_m_tkeep[60]} + {1'h0, kernel_m_tkeep[61]})}
-                                    + {1'h0,
-                                       ({1'h0, kernel_m_tkeep[62]} + {1'h0, kernel_m_tkeep[63]})};
-    assign _out_bytes_total_add_2 = {1'h0,
-                                     ({1'h0, _out_bytes_total_add_6}
-                                       + {1'h0, _out_bytes_total_add_5})}
-                                    + {1'h0,
-                                       ({1'h0, _out_bytes_total_add_4}
-                                         + {1'h0, _out_bytes_total_add_3})};
-    assign _out_bytes_total_add = {1'h0,
-                                   ({1'h0, _out_bytes_total_add_17}
-                                     + {1'h0, _out_bytes_total_add_12})}
-                                  + {1'h0,
-                                     ({1'h0, _out_bytes_total_add_7}
-                                       + {1'h0, _out_bytes_total_add_2})};
-    assign out_bytes_total = out_bytes + {6'h0, _out_bytes_total_add};
+    assign out_keep_ones_0_3 = {1'h0, ({1'h0, kernel_m_tkeep[0]} + {1'h0, kernel_m_tkeep[1]})}
+                               + {1'h0, ({1'h0, kernel_m_tkeep[2]} + {1'h0, kernel_m_tkeep[3]})};
+    assign out_keep_ones_4_7 = {1'h0, ({1'h0, kernel_m_tkeep[4]} + {1'h0, kernel_m_tkeep[5]})}
+                               + {1'h0, ({1'h0, kernel_m_tkeep[6]} + {1'h0, kernel_m_tkeep[7]})};
+    assign out_keep_ones_0_7 = {1'h0, out_keep_ones_0_3} + {1'h0, out_keep_ones_4_7};
+    assign out_keep_ones_8_11 = {1'h0, ({1'h0, kernel_m_tkeep[8]} + {1'h0, kernel_m_tkeep[9]})}
+                                + {1'h0, ({1'h0, kernel_m_tkeep[10]} + {1'h0, kernel_m_tkeep[11]})};
+    assign out_keep_ones_12_15 = {1'h0, ({1'h0, kernel_m_tkeep[12]} + {1'h0, kernel_m_tkeep[13]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[14]} + {1'h0, kernel_m_tkeep[15]})};
+    assign out_keep_ones_8_15 = {1'h0, out_keep_ones_8_11} + {1'h0, out_keep_ones_12_15};
+    assign out_keep_ones_0_15 = {1'h0, out_keep_ones_0_7} + {1'h0, out_keep_ones_8_15};
+    assign out_keep_ones_16_19 = {1'h0, ({1'h0, kernel_m_tkeep[16]} + {1'h0, kernel_m_tkeep[17]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[18]} + {1'h0, kernel_m_tkeep[19]})};
+    assign out_keep_ones_20_23 = {1'h0, ({1'h0, kernel_m_tkeep[20]} + {1'h0, kernel_m_tkeep[21]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[22]} + {1'h0, kernel_m_tkeep[23]})};
+    assign out_keep_ones_16_23 = {1'h0, out_keep_ones_16_19} + {1'h0, out_keep_ones_20_23};
+    assign out_keep_ones_24_27 = {1'h0, ({1'h0, kernel_m_tkeep[24]} + {1'h0, kernel_m_tkeep[25]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[26]} + {1'h0, kernel_m_tkeep[27]})};
+    assign out_keep_ones_28_31 = {1'h0, ({1'h0, kernel_m_tkeep[28]} + {1'h0, kernel_m_tkeep[29]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[30]} + {1'h0, kernel_m_tkeep[31]})};
+    assign out_keep_ones_24_31 = {1'h0, out_keep_ones_24_27} + {1'h0, out_keep_ones_28_31};
+    assign out_keep_ones_16_31 = {1'h0, out_keep_ones_16_23} + {1'h0, out_keep_ones_24_31};
+    assign out_keep_ones_0_31 = {1'h0, out_keep_ones_0_15} + {1'h0, out_keep_ones_16_31};
+    assign out_keep_ones_32_35 = {1'h0, ({1'h0, kernel_m_tkeep[32]} + {1'h0, kernel_m_tkeep[33]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[34]} + {1'h0, kernel_m_tkeep[35]})};
+    assign out_keep_ones_36_39 = {1'h0, ({1'h0, kernel_m_tkeep[36]} + {1'h0, kernel_m_tkeep[37]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[38]} + {1'h0, kernel_m_tkeep[39]})};
+    assign out_keep_ones_32_39 = {1'h0, out_keep_ones_32_35} + {1'h0, out_keep_ones_36_39};
+    assign out_keep_ones_40_43 = {1'h0, ({1'h0, kernel_m_tkeep[40]} + {1'h0, kernel_m_tkeep[41]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[42]} + {1'h0, kernel_m_tkeep[43]})};
+    assign out_keep_ones_44_47 = {1'h0, ({1'h0, kernel_m_tkeep[44]} + {1'h0, kernel_m_tkeep[45]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[46]} + {1'h0, kernel_m_tkeep[47]})};
+    assign out_keep_ones_40_47 = {1'h0, out_keep_ones_40_43} + {1'h0, out_keep_ones_44_47};
+    assign out_keep_ones_32_47 = {1'h0, out_keep_ones_32_39} + {1'h0, out_keep_ones_40_47};
+    assign out_keep_ones_48_51 = {1'h0, ({1'h0, kernel_m_tkeep[48]} + {1'h0, kernel_m_tkeep[49]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[50]} + {1'h0, kernel_m_tkeep[51]})};
+    assign out_keep_ones_52_55 = {1'h0, ({1'h0, kernel_m_tkeep[52]} + {1'h0, kernel_m_tkeep[53]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[54]} + {1'h0, kernel_m_tkeep[55]})};
+    assign out_keep_ones_48_55 = {1'h0, out_keep_ones_48_51} + {1'h0, out_keep_ones_52_55};
+    assign out_keep_ones_56_59 = {1'h0, ({1'h0, kernel_m_tkeep[56]} + {1'h0, kernel_m_tkeep[57]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[58]} + {1'h0, kernel_m_tkeep[59]})};
+    assign out_keep_ones_60_63 = {1'h0, ({1'h0, kernel_m_tkeep[60]} + {1'h0, kernel_m_tkeep[61]})}
+                                 + {1'h0,
+                                    ({1'h0, kernel_m_tkeep[62]} + {1'h0, kernel_m_tkeep[63]})};
+    assign out_keep_ones_56_63 = {1'h0, out_keep_ones_56_59} + {1'h0, out_keep_ones_60_63};
+    assign out_keep_ones_48_63 = {1'h0, out_keep_ones_48_55} + {1'h0, out_keep_ones_56_63};
+    assign out_keep_ones_32_63 = {1'h0, out_keep_ones_32_47} + {1'h0, out_keep_ones_48_63};
+    assign out_keep_ones_0_63 = {1'h0, out_keep_ones_0_31} + {1'h0, out_keep_ones_32_63};
+    assign out_bytes_total = out_bytes + {6'h0, out_keep_ones_0_63};
     assign _out_malformed_count_or = ((kernel_m_tkeep & (kernel_m_tkeep + 64'h1)) != 64'h0)
                                      | ((~kernel_m_tlast) & (~(&kernel_m_tkeep)));
     assign buffer_empty = buffer_rptr == buffer_wptr;
@@ -477,8 +460,8 @@ module onic_slot0 (
                          & (buffer_rptr[6:0] == buffer_wptr[6:0]);
     assign buffer_not_full = ~buffer_full;
     assign buffer_not_empty = ~buffer_empty;
-    assign buffer_out_ready = (_out_valid_eq_3 & out_slice_in_ready);
-    assign buffer_push = kernel_m_tvalid & len_room & buffer_not_full;
+    assign buffer_out_ready = (out_is_data & out_slice_in_ready);
+    assign buffer_push = out_buffer_offer & buffer_not_full;
     assign buffer_pop = buffer_not_empty & buffer_out_ready;
     assign buffer_rptr_next = buffer_pop ? buffer_rptr_inc : buffer_rptr;
     assign buffer_out_data = buffer_bypass ? buffer_bypass_data : buffer_head;
@@ -494,18 +477,19 @@ module onic_slot0 (
     assign out_sel = out_busy ? out_held
                      : (lens_not_empty ? 2'h1
                         : (kernel_m_cpl_valid ? 2'h2 : (kernel_m_irq_valid ? 2'h3 : 2'h0)));
-    assign _out_valid_eq_3 = out_sel == 2'h1;
-    assign _out_valid_eq_2 = out_sel == 2'h2;
-    assign _out_valid_eq = out_sel == 2'h3;
-    assign _out_dws_add = lens_out_data + 13'h3;
-    assign out_dws = _out_dws_add[12:2];
-    assign _out_slice_skid_hdr_or_2 = ((lens_out_data[1:0] == 2'h1) ? 4'h1 : 4'h0)
-                                      | ((lens_out_data[1:0] == 2'h2) ? 4'h3 : 4'h0)
-                                      | ((lens_out_data[1:0] == 2'h3) ? 4'h7 : 4'h0);
-    assign _out_slice_skid_hdr_mux_2 = (lens_out_data[1:0] == 2'h0) ? 4'hf
-                                       : _out_slice_skid_hdr_or_2;
-    assign _out_slice_skid_hdr_eq_2 = out_dws == 11'h1;
-    assign _out_slice_skid_hdr_eq = lens_out_data == 13'h0;
+    assign out_is_data = out_sel == 2'h1;
+    assign out_is_record = out_sel == 2'h2;
+    assign out_is_message = out_sel == 2'h3;
+    assign out_bytes_to_dw = lens_out_data + 13'h3;
+    assign out_dws = out_bytes_to_dw[12:2];
+    assign _out_last_dw_be_or = ((lens_out_data[1:0] == 2'h1) ? 4'h1 : 4'h0)
+                                | ((lens_out_data[1:0] == 2'h2) ? 4'h3 : 4'h0)
+                                | ((lens_out_data[1:0] == 2'h3) ? 4'h7 : 4'h0);
+    assign out_last_dw_be = (lens_out_data[1:0] == 2'h0) ? 4'hf : _out_last_dw_be_or;
+    assign out_one_dw = out_dws == 11'h1;
+    assign out_no_bytes = lens_out_data == 13'h0;
+    assign out_first_be = out_no_bytes ? 4'h0 : (out_one_dw ? out_last_dw_be : 4'hf);
+    assign out_last_be = (out_one_dw | out_no_bytes) ? 4'h0 : out_last_dw_be;
     assign record_rewrite_4dw = |kernel_m_cpl_addr[63:32];
     assign record_rewrite_dw0 = {2'h1, record_rewrite_4dw, 29'h8};
     assign record_rewrite_dw1 = {self_id, 16'hff};
@@ -513,60 +497,51 @@ module onic_slot0 (
     assign msg_rewrite_dw0 = {2'h1, msg_rewrite_4dw, 29'h1};
     assign msg_rewrite_dw1 = {self_id, 16'hf};
     assign out_slice_in_ready = out_slice_skid_empty;
-    assign out_valid = (_out_valid_eq_3 & buffer_not_empty) | (_out_valid_eq_2 & kernel_m_cpl_valid)
-                       | (_out_valid_eq & kernel_m_irq_valid);
-    assign _out_slice_skid_eop_mux = _out_valid_eq_3 ? buffer_out_data[576] : 1'h1;
-    assign _out_slice_skid_hdr_mux = _out_valid_eq_3
-                                     ? {jobs_out_data[127:106],
-                                        (_out_slice_skid_hdr_eq ? 10'h1 : out_dws[9:0]),
-                                        jobs_out_data[95:72],
-                                        ((_out_slice_skid_hdr_eq_2 | _out_slice_skid_hdr_eq) ? 4'h0
-                                          : _out_slice_skid_hdr_mux_2),
-                                        (_out_slice_skid_hdr_eq ? 4'h0
-                                         : (_out_slice_skid_hdr_eq_2 ? _out_slice_skid_hdr_mux_2
-                                            : 4'hf)),
-                                        jobs_out_data[63:0]}
-                                     : 128'h0;
-    assign _out_slice_skid_hdr_or = _out_slice_skid_hdr_mux
-                                    | (_out_valid_eq_2
-                                       ? (record_rewrite_4dw
-                                          ? {record_rewrite_dw0, record_rewrite_dw1,
-                                             kernel_m_cpl_addr[63:2], 2'h0}
-                                          : {record_rewrite_dw0, record_rewrite_dw1,
-                                             kernel_m_cpl_addr[31:2], 2'h0, 32'h0})
-                                       : 128'h0)
-                                    | (_out_valid_eq
-                                       ? (msg_rewrite_4dw
-                                          ? {msg_rewrite_dw0, msg_rewrite_dw1,
-                                             kernel_m_irq_addr[63:2], 2'h0}
-                                          : {msg_rewrite_dw0, msg_rewrite_dw1,
-                                             kernel_m_irq_addr[31:2], 2'h0, 32'h0})
-                                       : 128'h0);
-    assign _out_slice_skid_data_or = (_out_valid_eq_3 ? buffer_out_data[511:0] : 512'h0)
-                                     | (_out_valid_eq_2 ? {256'h0, kernel_m_cpl_data} : 512'h0)
-                                     | (_out_valid_eq ? {480'h0, kernel_m_irq_data} : 512'h0);
-    assign _out_slice_skid_keep_concat = {(|buffer_out_data[575:572]), (|buffer_out_data[571:568]),
-                                         (|buffer_out_data[567:564]), (|buffer_out_data[563:560]),
-                                         (|buffer_out_data[559:556]), (|buffer_out_data[555:552]),
-                                         (|buffer_out_data[551:548]), (|buffer_out_data[547:544]),
-                                         (|buffer_out_data[543:540]), (|buffer_out_data[539:536]),
-                                         (|buffer_out_data[535:532]), (|buffer_out_data[531:528]),
-                                         (|buffer_out_data[527:524]), (|buffer_out_data[523:520]),
-                                         (|buffer_out_data[519:516]), (|buffer_out_data[515:512])};
-    assign _out_slice_skid_keep_or = (_out_valid_eq_3 ? _out_slice_skid_keep_concat : 16'h0)
-                                     | (_out_valid_eq_2 ? 16'hff : 16'h0)
-                                     | (_out_valid_eq ? 16'h1 : 16'h0);
-    assign _out_slice_skid_sop_mux = _out_valid_eq_3 ? out_first : 1'h1;
+    assign out_valid = (out_is_data & buffer_not_empty) | (out_is_record & kernel_m_cpl_valid)
+                       | (out_is_message & kernel_m_irq_valid);
+    assign out_eop = out_is_data ? buffer_out_data[576] : 1'h1;
+    assign _out_hdr_or = (out_is_data
+                          ? {jobs_out_data[127:106], (out_no_bytes ? 10'h1 : out_dws[9:0]),
+                             jobs_out_data[95:72], out_last_be, out_first_be, jobs_out_data[63:0]}
+                          : 128'h0)
+                         | (out_is_record
+                            ? (record_rewrite_4dw
+                               ? {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[63:2],
+                                  2'h0}
+                               : {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[31:2],
+                                  2'h0, 32'h0})
+                            : 128'h0);
+    assign out_hdr = _out_hdr_or
+                     | (out_is_message
+                        ? (msg_rewrite_4dw
+                           ? {msg_rewrite_dw0, msg_rewrite_dw1, kernel_m_irq_addr[63:2], 2'h0}
+                           : {msg_rewrite_dw0, msg_rewrite_dw1, kernel_m_irq_addr[31:2], 2'h0,
+                              32'h0})
+                        : 128'h0);
+    assign out_data = (out_is_data ? buffer_out_data[511:0] : 512'h0)
+                      | (out_is_record ? {256'h0, kernel_m_cpl_data} : 512'h0)
+                      | (out_is_message ? {480'h0, kernel_m_irq_data} : 512'h0);
+    assign out_dw_keep = {(|buffer_out_data[575:572]), (|buffer_out_data[571:568]),
+                         (|buffer_out_data[567:564]), (|buffer_out_data[563:560]),
+                         (|buffer_out_data[559:556]), (|buffer_out_data[555:552]),
+                         (|buffer_out_data[551:548]), (|buffer_out_data[547:544]),
+                         (|buffer_out_data[543:540]), (|buffer_out_data[539:536]),
+                         (|buffer_out_data[535:532]), (|buffer_out_data[531:528]),
+                         (|buffer_out_data[527:524]), (|buffer_out_data[523:520]),
+                         (|buffer_out_data[519:516]), (|buffer_out_data[515:512])};
+    assign out_keep = (out_is_data ? out_dw_keep : 16'h0) | (out_is_record ? 16'hff : 16'h0)
+                      | (out_is_message ? 16'h1 : 16'h0);
+    assign out_sop = out_is_data ? out_first : 1'h1;
     assign out_slice_out_ready = m_tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
     assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
-    assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2 & _out_slice_skid_eop_mux;
+    assign _jobs_out_ready_and = out_is_data & _jobs_out_ready_and_2 & out_eop;
     assign unused = &{1'b0, in_mux_data[658:657], in_slice_hdr[95:80], in_out_address[1:0],
                     jobs_out_data[71:64], jobs_out_data[105:96], kernel_s1_tready,
-                    kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0], _out_dws_add[1:0]};
+                    kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0], out_bytes_to_dw[1:0]};
 
     onic_slot0_kernel kernel ( // hdlgen/internal/slot/slot.go:410
         .clk(clk),
@@ -741,9 +716,8 @@ module onic_slot0 (
         if (rst) begin
             drop_not_write_count <= 32'h0;
         end else begin
-            drop_not_write_count <= ((~drop_not_write_count) < _drop_not_write_count_zext)
-                                    ? 32'hffffffff
-                                    : (drop_not_write_count + _drop_not_write_count_zext);
+            drop_not_write_count <= ((~drop_not_write_count) < drop_not_write_add) ? 32'hffffffff
+                                    : (drop_not_write_count + drop_not_write_add);
         end
     end
 
@@ -761,8 +735,8 @@ module onic_slot0 (
         if (rst) begin
             drop_closed_count <= 32'h0;
         end else begin
-            drop_closed_count <= ((~drop_closed_count) < _drop_closed_count_zext) ? 32'hffffffff
-                                 : (drop_closed_count + _drop_closed_count_zext);
+            drop_closed_count <= ((~drop_closed_count) < drop_closed_add) ? 32'hffffffff
+                                 : (drop_closed_count + drop_closed_add);
         end
     end
 
@@ -778,9 +752,8 @@ module onic_slot0 (
         if (rst) begin
             drop_no_proxy_count <= 32'h0;
         end else begin
-            drop_no_proxy_count <= ((~drop_no_proxy_count) < _drop_no_proxy_count_zext)
-                                   ? 32'hffffffff
-                                   : (drop_no_proxy_count + _drop_no_proxy_count_zext);
+            drop_no_proxy_count <= ((~drop_no_proxy_count) < drop_no_proxy_add) ? 32'hffffffff
+                                   : (drop_no_proxy_count + drop_no_proxy_add);
         end
     end
 
@@ -929,7 +902,7 @@ module onic_slot0 (
         if (rst) begin
             out_busy <= 1'h0;
         end else begin
-            out_busy <= _jobs_out_ready_and_2 ? (~_out_slice_skid_eop_mux) : (out_busy | out_valid);
+            out_busy <= _jobs_out_ready_and_2 ? (~out_eop) : (out_busy | out_valid);
         end
     end
 
@@ -945,7 +918,7 @@ module onic_slot0 (
         if (rst) begin
             out_first <= 1'h1;
         end else begin
-            out_first <= _jobs_out_ready_and_2 ? _out_slice_skid_eop_mux : out_first;
+            out_first <= _jobs_out_ready_and_2 ? out_eop : out_first;
         end
     end
 
@@ -959,31 +932,31 @@ module onic_slot0 (
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : _out_slice_skid_hdr_or;
+            out_slice_hdr <= out_slice_skid_valid ? out_slice_skid_hdr : out_hdr;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : _out_slice_skid_data_or;
+            out_slice_data <= out_slice_skid_valid ? out_slice_skid_data : out_data;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : _out_slice_skid_keep_or;
+            out_slice_keep <= out_slice_skid_valid ? out_slice_skid_keep : out_keep;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : _out_slice_skid_sop_mux;
+            out_slice_sop <= out_slice_skid_valid ? out_slice_skid_sop : out_sop;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_load) begin
-            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : _out_slice_skid_eop_mux;
+            out_slice_eop <= out_slice_skid_valid ? out_slice_skid_eop : out_eop;
         end
     end
 
@@ -997,31 +970,31 @@ module onic_slot0 (
 
     always @(posedge clk) begin
         if (out_slice_park) begin
-            out_slice_skid_hdr <= _out_slice_skid_hdr_or;
+            out_slice_skid_hdr <= out_hdr;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_park) begin
-            out_slice_skid_data <= _out_slice_skid_data_or;
+            out_slice_skid_data <= out_data;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_park) begin
-            out_slice_skid_keep <= _out_slice_skid_keep_or;
+            out_slice_skid_keep <= out_keep;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_park) begin
-            out_slice_skid_sop <= _out_slice_skid_sop_mux;
+            out_slice_skid_sop <= out_sop;
         end
     end
 
     always @(posedge clk) begin
         if (out_slice_park) begin
-            out_slice_skid_eop <= _out_slice_skid_eop_mux;
+            out_slice_skid_eop <= out_eop;
         end
     end
 
