@@ -262,22 +262,26 @@ func (p *portIn) build() {
 	choose := func(cond, rs ir.Value, e uint64) {
 		reason, egress = m.Mux(cond, rs, reason), m.Mux(cond, eg(e), egress)
 	}
-	choose(m.And(memAtomic, m.Not(allowed)), r4(pmgr.Denied), 0)
-	choose(m.And(memAtomic, allowed), r4(pmgr.OK), egHost)
-	choose(m.And(m.And(memAtomic, allowed), m.And(m.Not(steer2), m.Not(busMaster))), r4(pmgr.BusMasterDisabled), 0)
-	choose(m.And(m.And(memAtomic, steer2), allowed), r4(pmgr.OK), egKernel)
-	choose(m.And(memAtomic, malformed2), r4(pmgr.Malformed), 0)
-	choose(m.And(isCpl, m.Not(proxyOK2)), r4(pmgr.UnexpectedCompletion), 0)
-	choose(m.And(isCpl, proxyOK2), r4(pmgr.OK), egHost)
+	when := func(name string, v ir.Value) ir.Value { return m.Named("pin_when_"+name, v) }
+	memAllowed := when("allowed", m.And(memAtomic, allowed))
+	choose(when("denied", m.And(memAtomic, m.Named("pin_not_allowed", m.Not(allowed)))), r4(pmgr.Denied), 0)
+	choose(memAllowed, r4(pmgr.OK), egHost)
+	choose(when("master_off", m.And(memAllowed, m.And(m.Not(steer2), m.Not(busMaster)))), r4(pmgr.BusMasterDisabled), 0)
+	choose(when("steered", m.And(m.And(memAtomic, steer2), allowed)), r4(pmgr.OK), egKernel)
+	choose(when("malformed", m.And(memAtomic, malformed2)), r4(pmgr.Malformed), 0)
+	choose(when("cpl_unexpected", m.And(isCpl, m.Not(proxyOK2))), r4(pmgr.UnexpectedCompletion), 0)
+	choose(when("cpl", m.And(isCpl, proxyOK2)), r4(pmgr.OK), egHost)
 	// Messages go to the register block; configuration requests, which
 	// only this host's root complex may make, are unsupported (UR).
-	choose(m.And(cfgMsg, isMsg2), r4(pmgr.OK), egLocal)
+	choose(when("message", m.And(cfgMsg, isMsg2)), r4(pmgr.OK), egLocal)
 	reason, egress = m.Named("pin_reason", reason), m.Named("pin_egress", egress)
 	ok := m.Named("pin_ok", m.Eq(reason, r4(pmgr.OK)))
 	complete := m.Named("pin_complete", m.And(m.And(m.Not(ok), m.Not(m.Eq(reason, r4(pmgr.Malformed)))), m.And(nonPosted, m.Not(isCpl))))
 	toHostReq := m.And(memAtomic, m.Not(steer2))
-	relayCopy := m.Named("pin_relay_copy", m.And(m.And(ok, toHostReq), m.And(m.And(isMWr2, relay2), m.Eq(relayRule2, m.Const(3, uint64(acl.Allowed))))))
-	relayDenied := m.Named("pin_relay_denied", m.And(m.And(ok, toHostReq), m.And(m.And(isMWr2, relay2), m.Not(m.Eq(relayRule2, m.Const(3, uint64(acl.Allowed)))))))
+	relayWrite := m.Named("pin_relay_write", m.And(m.And(ok, toHostReq), m.And(isMWr2, relay2)))
+	relayAllowed := m.Named("pin_relay_allowed", m.Eq(relayRule2, m.Const(3, uint64(acl.Allowed))))
+	relayCopy := m.Named("pin_relay_copy", m.And(relayWrite, relayAllowed))
+	relayDenied := m.Named("pin_relay_denied", m.And(relayWrite, m.Not(relayAllowed)))
 	// Headers: a completion for the host gets its local requester back; a
 	// steered write its offset in the slot; everything else leaves as it
 	// came.
@@ -323,14 +327,14 @@ func (p *portIn) build() {
 		}
 		name := "count_" + strings.ReplaceAll(r.String(), "-", "_")
 		cnt := m.Reg(name, 32, 0)
-		m.SetNext(cnt, m.SatAddU(cnt, inc))
+		m.SetNext(cnt, m.SatAddU(cnt, m.Named(name+"_inc", m.Zext(inc, 32))))
 		m.Output(name+"_total", cnt)
 	}
-	denied := m.And(fire, m.Eq(d.reason, r4(pmgr.Denied)))
+	denied := m.Named("count_denied_now", m.And(fire, m.Eq(d.reason, r4(pmgr.Denied))))
 	for rule := acl.Rule(1); rule < acl.NumRules; rule++ {
 		name := "deny_" + strings.ReplaceAll(rule.String(), "-", "_")
 		cnt := m.Reg(name, 32, 0)
-		m.SetNext(cnt, m.SatAddU(cnt, m.And(denied, m.Eq(d.rule, m.Const(3, uint64(rule))))))
+		m.SetNext(cnt, m.SatAddU(cnt, m.Named(name+"_inc", m.Zext(m.And(denied, m.Eq(d.rule, m.Const(3, uint64(rule)))), 32))))
 		m.Output(name+"_total", cnt)
 	}
 }

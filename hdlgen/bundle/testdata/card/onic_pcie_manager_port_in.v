@@ -144,46 +144,46 @@ module onic_pcie_manager_port_in (
     reg  p2_mwr = 1'h0; // hdlgen/manager/portin.go:243
     reg  p2_malformed = 1'h0; // hdlgen/manager/portin.go:244
     reg  p2_msg = 1'h0; // hdlgen/manager/portin.go:244
-    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:291
-    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:291
-    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:291
-    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:291
-    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:291
-    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:291
-    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:293
-    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:293
-    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:293
-    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:294
-    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:294
-    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:294
-    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:295
-    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:295
-    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:295
-    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:296
-    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:315
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:315
-    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:315
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:315
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:315
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:325
-    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:332
-    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:332
-    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:332
-    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:332
-    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:332
-    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:332
+    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:295
+    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:295
+    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:295
+    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:295
+    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:295
+    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:295
+    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:297
+    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:297
+    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:297
+    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:298
+    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:298
+    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:298
+    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:299
+    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:299
+    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:299
+    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:300
+    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:319
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:319
+    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:319
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:319
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:319
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:329
+    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:336
+    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:336
+    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:336
+    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:336
+    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:336
+    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:336
     wire [6:0] pin_kind; // hdlgen/manager/portin.go:168: a table
     wire [15:0] pin_local; // hdlgen/manager/portin.go:180: a table
     wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
@@ -224,95 +224,96 @@ module onic_pcie_manager_port_in (
     wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
     wire pin_allowed; // hdlgen/manager/portin.go:250
-    wire _pin_reason_and_7; // hdlgen/manager/portin.go:266
-    wire _pin_reason_not; // hdlgen/manager/portin.go:267
-    wire _pin_reason_and_6; // hdlgen/manager/portin.go:267
-    wire _pin_reason_and_5; // hdlgen/manager/portin.go:268
-    wire _pin_reason_and_4; // hdlgen/manager/portin.go:269
+    wire pin_when_allowed; // hdlgen/manager/portin.go:266
+    wire pin_not_allowed; // hdlgen/manager/portin.go:267
+    wire pin_when_denied; // hdlgen/manager/portin.go:267
+    wire _pin_when_master_off_not; // hdlgen/manager/portin.go:269
+    wire pin_when_master_off; // hdlgen/manager/portin.go:269
+    wire pin_when_steered; // hdlgen/manager/portin.go:270
+    wire pin_when_malformed; // hdlgen/manager/portin.go:271
+    wire pin_when_cpl_unexpected; // hdlgen/manager/portin.go:272
+    wire pin_when_cpl; // hdlgen/manager/portin.go:273
     wire [3:0] _pin_reason_mux; // hdlgen/manager/portin.go:263
-    wire _pin_reason_and_3; // hdlgen/manager/portin.go:270
-    wire _pin_reason_and_2; // hdlgen/manager/portin.go:271
-    wire _pin_reason_and; // hdlgen/manager/portin.go:274
+    wire pin_when_message; // hdlgen/manager/portin.go:276
     wire [3:0] pin_reason; // hdlgen/manager/portin.go:263
     wire [2:0] pin_egress; // hdlgen/manager/portin.go:263
-    wire pin_ok; // hdlgen/manager/portin.go:276
-    wire pin_complete; // hdlgen/manager/portin.go:277
-    wire _pin_relay_copy_and_2; // hdlgen/manager/portin.go:279
-    wire _pin_relay_copy_and; // hdlgen/manager/portin.go:279
-    wire _pin_relay_copy_eq; // hdlgen/manager/portin.go:279
-    wire pin_relay_copy; // hdlgen/manager/portin.go:279
-    wire pin_relay_denied; // hdlgen/manager/portin.go:280
-    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:286
-    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:286
-    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:286
-    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:286
+    wire pin_ok; // hdlgen/manager/portin.go:278
+    wire pin_complete; // hdlgen/manager/portin.go:279
+    wire pin_relay_write; // hdlgen/manager/portin.go:281
+    wire pin_relay_allowed; // hdlgen/manager/portin.go:282
+    wire pin_relay_copy; // hdlgen/manager/portin.go:283
+    wire pin_relay_denied; // hdlgen/manager/portin.go:284
+    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:290
+    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:290
+    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:290
+    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:290
     wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
     wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
-    wire pin_take; // hdlgen/manager/portin.go:290
-    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:302
-    wire _m_port_a_for_and; // hdlgen/manager/portin.go:304
-    wire _m_port_a_for_not; // hdlgen/manager/portin.go:305
-    wire m_port_a_for; // hdlgen/manager/portin.go:305
-    wire m_port_b_for; // hdlgen/manager/portin.go:306
-    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:307
-    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:307
-    wire m_host_for; // hdlgen/manager/portin.go:301
-    wire m_kernel_for; // hdlgen/manager/portin.go:301
-    wire m_local_for; // hdlgen/manager/portin.go:301
-    wire m_host_offer; // hdlgen/manager/portin.go:315
+    wire pin_take; // hdlgen/manager/portin.go:294
+    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:306
+    wire _m_port_a_for_and; // hdlgen/manager/portin.go:308
+    wire _m_port_a_for_not; // hdlgen/manager/portin.go:309
+    wire m_port_a_for; // hdlgen/manager/portin.go:309
+    wire m_port_b_for; // hdlgen/manager/portin.go:310
+    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:311
+    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:311
+    wire m_host_for; // hdlgen/manager/portin.go:305
+    wire m_kernel_for; // hdlgen/manager/portin.go:305
+    wire m_local_for; // hdlgen/manager/portin.go:305
+    wire m_host_offer; // hdlgen/manager/portin.go:319
     wire m_host_in_ready; // hdlgen/axis/axis.go:23
-    wire m_host_took; // hdlgen/manager/portin.go:315
-    wire m_host_has; // hdlgen/manager/portin.go:315
-    wire m_host_done; // hdlgen/manager/portin.go:315
+    wire m_host_took; // hdlgen/manager/portin.go:319
+    wire m_host_has; // hdlgen/manager/portin.go:319
+    wire m_host_done; // hdlgen/manager/portin.go:319
     wire m_host_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_kernel_offer; // hdlgen/manager/portin.go:315
+    wire m_kernel_offer; // hdlgen/manager/portin.go:319
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/portin.go:315
-    wire m_kernel_has; // hdlgen/manager/portin.go:315
-    wire m_kernel_done; // hdlgen/manager/portin.go:315
+    wire m_kernel_took; // hdlgen/manager/portin.go:319
+    wire m_kernel_has; // hdlgen/manager/portin.go:319
+    wire m_kernel_done; // hdlgen/manager/portin.go:319
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_local_offer; // hdlgen/manager/portin.go:315
+    wire m_local_offer; // hdlgen/manager/portin.go:319
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/portin.go:315
-    wire m_local_has; // hdlgen/manager/portin.go:315
-    wire m_local_done; // hdlgen/manager/portin.go:315
+    wire m_local_took; // hdlgen/manager/portin.go:319
+    wire m_local_has; // hdlgen/manager/portin.go:319
+    wire m_local_done; // hdlgen/manager/portin.go:319
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_a_offer; // hdlgen/manager/portin.go:315
+    wire m_port_a_offer; // hdlgen/manager/portin.go:319
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/portin.go:315
-    wire m_port_a_has; // hdlgen/manager/portin.go:315
-    wire m_port_a_done; // hdlgen/manager/portin.go:315
+    wire m_port_a_took; // hdlgen/manager/portin.go:319
+    wire m_port_a_has; // hdlgen/manager/portin.go:319
+    wire m_port_a_done; // hdlgen/manager/portin.go:319
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_b_offer; // hdlgen/manager/portin.go:315
+    wire m_port_b_offer; // hdlgen/manager/portin.go:319
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/portin.go:315
-    wire m_port_b_has; // hdlgen/manager/portin.go:315
-    wire m_port_b_done; // hdlgen/manager/portin.go:315
+    wire m_port_b_took; // hdlgen/manager/portin.go:319
+    wire m_port_b_has; // hdlgen/manager/portin.go:319
+    wire m_port_b_done; // hdlgen/manager/portin.go:319
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire pin_count; // hdlgen/manager/portin.go:318
-    wire [31:0] _count_ok_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_not_for_us_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_window_miss_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_mapping_disabled_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_port_down_zext; // hdlgen/manager/portin.go:326
-    wire _count_denied_and; // hdlgen/manager/portin.go:320
-    wire [31:0] _count_denied_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_no_proxy_id_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_unexpected_completion_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_unsupported_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_relay_denied_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_msix_address_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_malformed_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _count_bus_master_disabled_zext; // hdlgen/manager/portin.go:326
-    wire [31:0] _deny_no_domain_zext; // hdlgen/manager/portin.go:333
-    wire [31:0] _deny_no_range_zext; // hdlgen/manager/portin.go:333
-    wire [31:0] _deny_read_denied_zext; // hdlgen/manager/portin.go:333
-    wire [31:0] _deny_write_denied_zext; // hdlgen/manager/portin.go:333
-    wire [31:0] _deny_egress_denied_zext; // hdlgen/manager/portin.go:333
-    wire [31:0] _deny_source_invalid_zext; // hdlgen/manager/portin.go:333
+    wire pin_count; // hdlgen/manager/portin.go:322
+    wire [31:0] count_ok_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_not_for_us_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_window_miss_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_mapping_disabled_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_port_down_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_denied_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_no_proxy_id_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_unexpected_completion_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_unsupported_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_relay_denied_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_msix_address_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_malformed_inc; // hdlgen/manager/portin.go:330
+    wire [31:0] count_bus_master_disabled_inc; // hdlgen/manager/portin.go:330
+    wire count_denied_now; // hdlgen/manager/portin.go:333
+    wire [31:0] deny_no_domain_inc; // hdlgen/manager/portin.go:337
+    wire [31:0] deny_no_range_inc; // hdlgen/manager/portin.go:337
+    wire [31:0] deny_read_denied_inc; // hdlgen/manager/portin.go:337
+    wire [31:0] deny_write_denied_inc; // hdlgen/manager/portin.go:337
+    wire [31:0] deny_egress_denied_inc; // hdlgen/manager/portin.go:337
+    wire [31:0] deny_source_invalid_inc; // hdlgen/manager/portin.go:337
     wire port_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -383,38 +384,39 @@ module onic_pcie_manager_port_in (
                         (p2_hdr_completion ? p2_hdr[47:40] : p2_hdr[79:72])};
     assign p2_hdr_address = p2_hdr[125] ? {p2_hdr[63:2], 2'h0} : {32'h0, {p2_hdr[63:34], 2'h0}};
     assign pin_allowed = p2_rule == 3'h0;
-    assign _pin_reason_and_7 = p2_kind[0] & pin_allowed;
-    assign _pin_reason_not = ~p2_steer;
-    assign _pin_reason_and_6 = _pin_reason_and_7 & _pin_reason_not & (~bus_master);
-    assign _pin_reason_and_5 = p2_kind[0] & p2_steer & pin_allowed;
-    assign _pin_reason_and_4 = p2_kind[0] & p2_malformed;
-    assign _pin_reason_mux = _pin_reason_and_4 ? REASON_MALFORMED
-                             : (_pin_reason_and_5 ? REASON_OK
-                                : (_pin_reason_and_6 ? REASON_BUS_MASTER_DISABLED
-                                   : (_pin_reason_and_7 ? REASON_OK
-                                      : ((p2_kind[0] & (~pin_allowed)) ? REASON_DENIED
-                                          : REASON_UNSUPPORTED))));
-    assign _pin_reason_and_3 = p2_kind[2] & (~p2_proxy_ok);
-    assign _pin_reason_and_2 = p2_kind[2] & p2_proxy_ok;
-    assign _pin_reason_and = p2_kind[1] & p2_msg;
-    assign pin_reason = _pin_reason_and ? REASON_OK
-                        : (_pin_reason_and_2 ? REASON_OK
-                           : (_pin_reason_and_3 ? REASON_UNEXPECTED_COMPLETION : _pin_reason_mux));
-    assign pin_egress = _pin_reason_and ? 3'h4
-                        : (_pin_reason_and_2 ? 3'h5
-                           : (_pin_reason_and_3 ? 3'h0
-                              : (_pin_reason_and_4 ? 3'h0
-                                 : (_pin_reason_and_5 ? 3'h3
-                                    : (_pin_reason_and_6 ? 3'h0
-                                       : (_pin_reason_and_7 ? 3'h5 : 3'h0))))));
+    assign pin_when_allowed = p2_kind[0] & pin_allowed;
+    assign pin_not_allowed = ~pin_allowed;
+    assign pin_when_denied = p2_kind[0] & pin_not_allowed;
+    assign _pin_when_master_off_not = ~p2_steer;
+    assign pin_when_master_off = pin_when_allowed & _pin_when_master_off_not & (~bus_master);
+    assign pin_when_steered = p2_kind[0] & p2_steer & pin_allowed;
+    assign pin_when_malformed = p2_kind[0] & p2_malformed;
+    assign pin_when_cpl_unexpected = p2_kind[2] & (~p2_proxy_ok);
+    assign pin_when_cpl = p2_kind[2] & p2_proxy_ok;
+    assign _pin_reason_mux = pin_when_cpl ? REASON_OK
+                             : (pin_when_cpl_unexpected ? REASON_UNEXPECTED_COMPLETION
+                                : (pin_when_malformed ? REASON_MALFORMED
+                                   : (pin_when_steered ? REASON_OK
+                                      : (pin_when_master_off ? REASON_BUS_MASTER_DISABLED
+                                         : (pin_when_allowed ? REASON_OK
+                                            : (pin_when_denied ? REASON_DENIED
+                                               : REASON_UNSUPPORTED))))));
+    assign pin_when_message = p2_kind[1] & p2_msg;
+    assign pin_reason = pin_when_message ? REASON_OK : _pin_reason_mux;
+    assign pin_egress = pin_when_message ? 3'h4
+                        : (pin_when_cpl ? 3'h5
+                           : (pin_when_cpl_unexpected ? 3'h0
+                              : (pin_when_malformed ? 3'h0
+                                 : (pin_when_steered ? 3'h3
+                                    : (pin_when_master_off ? 3'h0
+                                       : (pin_when_allowed ? 3'h5 : 3'h0))))));
     assign pin_ok = pin_reason == REASON_OK;
     assign pin_complete = (~pin_ok) & (~(pin_reason == REASON_MALFORMED)) & p2_kind[3]
                           & (~p2_kind[2]);
-    assign _pin_relay_copy_and_2 = pin_ok & p2_kind[0] & _pin_reason_not;
-    assign _pin_relay_copy_and = p2_mwr & p2_relay;
-    assign _pin_relay_copy_eq = p2_relay_rule == 3'h0;
-    assign pin_relay_copy = _pin_relay_copy_and_2 & _pin_relay_copy_and & _pin_relay_copy_eq;
-    assign pin_relay_denied = _pin_relay_copy_and_2 & _pin_relay_copy_and & (~_pin_relay_copy_eq);
+    assign pin_relay_write = pin_ok & p2_kind[0] & _pin_when_master_off_not & p2_mwr & p2_relay;
+    assign pin_relay_allowed = p2_relay_rule == 3'h0;
+    assign pin_relay_copy = pin_relay_write & pin_relay_allowed;
+    assign pin_relay_denied = pin_relay_write & (~pin_relay_allowed);
     assign _p3_out_hdr_mux = p2_hdr[125] ? p2_hdr[1:0] : p2_hdr[33:32];
     assign pin_rewrite_4dw = |p2_kernel_off[63:32];
     assign pin_rewrite_dw0 = {p2_hdr[127:126], pin_rewrite_4dw, p2_hdr[124:96]};
@@ -471,33 +473,32 @@ module onic_pcie_manager_port_in (
     assign m_port_b_done = m_port_a_done & ((~m_port_b_for) | m_port_b_has);
     assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
     assign pin_count = adv & p3_valid & p3_sop;
-    assign _count_ok_zext = {31'h0, (pin_count & (p3_reason == REASON_OK))};
-    assign _count_not_for_us_zext = {31'h0, (pin_count & (p3_reason == REASON_NOT_FOR_US))};
-    assign _count_window_miss_zext = {31'h0, (pin_count & (p3_reason == REASON_WINDOW_MISS))};
-    assign _count_mapping_disabled_zext = {31'h0,
-                                          (pin_count & (p3_reason == REASON_MAPPING_DISABLED))};
-    assign _count_port_down_zext = {31'h0, (pin_count & (p3_reason == REASON_PORT_DOWN))};
-    assign _count_denied_and = pin_count & (p3_reason == REASON_DENIED);
-    assign _count_denied_zext = {31'h0, _count_denied_and};
-    assign _count_no_proxy_id_zext = {31'h0, (pin_count & (p3_reason == REASON_NO_PROXY_ID))};
-    assign _count_unexpected_completion_zext = {31'h0,
-                                               (pin_count
-                                                & (p3_reason == REASON_UNEXPECTED_COMPLETION))};
-    assign _count_unsupported_zext = {31'h0, (pin_count & (p3_reason == REASON_UNSUPPORTED))};
-    assign _count_relay_denied_zext = {31'h0,
-                                      ((pin_count & (p3_reason == REASON_RELAY_DENIED))
-                                        | (pin_count & p3_relay_denied))};
-    assign _count_msix_address_zext = {31'h0, (pin_count & (p3_reason == REASON_MSIX_ADDRESS))};
-    assign _count_malformed_zext = {31'h0, (pin_count & (p3_reason == REASON_MALFORMED))};
-    assign _count_bus_master_disabled_zext = {31'h0,
+    assign count_ok_inc = {31'h0, (pin_count & (p3_reason == REASON_OK))};
+    assign count_not_for_us_inc = {31'h0, (pin_count & (p3_reason == REASON_NOT_FOR_US))};
+    assign count_window_miss_inc = {31'h0, (pin_count & (p3_reason == REASON_WINDOW_MISS))};
+    assign count_mapping_disabled_inc = {31'h0,
+                                        (pin_count & (p3_reason == REASON_MAPPING_DISABLED))};
+    assign count_port_down_inc = {31'h0, (pin_count & (p3_reason == REASON_PORT_DOWN))};
+    assign count_denied_inc = {31'h0, count_denied_now};
+    assign count_no_proxy_id_inc = {31'h0, (pin_count & (p3_reason == REASON_NO_PROXY_ID))};
+    assign count_unexpected_completion_inc = {31'h0,
                                              (pin_count
-                                              & (p3_reason == REASON_BUS_MASTER_DISABLED))};
-    assign _deny_no_domain_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h1))};
-    assign _deny_no_range_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h2))};
-    assign _deny_read_denied_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h3))};
-    assign _deny_write_denied_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h4))};
-    assign _deny_egress_denied_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h5))};
-    assign _deny_source_invalid_zext = {31'h0, (_count_denied_and & (p3_rule == 3'h6))};
+                                              & (p3_reason == REASON_UNEXPECTED_COMPLETION))};
+    assign count_unsupported_inc = {31'h0, (pin_count & (p3_reason == REASON_UNSUPPORTED))};
+    assign count_relay_denied_inc = {31'h0,
+                                    ((pin_count & (p3_reason == REASON_RELAY_DENIED))
+                                      | (pin_count & p3_relay_denied))};
+    assign count_msix_address_inc = {31'h0, (pin_count & (p3_reason == REASON_MSIX_ADDRESS))};
+    assign count_malformed_inc = {31'h0, (pin_count & (p3_reason == REASON_MALFORMED))};
+    assign count_bus_master_disabled_inc = {31'h0,
+                                           (pin_count & (p3_reason == REASON_BUS_MASTER_DISABLED))};
+    assign count_denied_now = pin_count & (p3_reason == REASON_DENIED);
+    assign deny_no_domain_inc = {31'h0, (count_denied_now & (p3_rule == 3'h1))};
+    assign deny_no_range_inc = {31'h0, (count_denied_now & (p3_rule == 3'h2))};
+    assign deny_read_denied_inc = {31'h0, (count_denied_now & (p3_rule == 3'h3))};
+    assign deny_write_denied_inc = {31'h0, (count_denied_now & (p3_rule == 3'h4))};
+    assign deny_egress_denied_inc = {31'h0, (count_denied_now & (p3_rule == 3'h5))};
+    assign deny_source_invalid_inc = {31'h0, (count_denied_now & (p3_rule == 3'h6))};
     assign unused = &{1'b0, access_found, access_domain, relay_access_found, relay_access_domain,
                     p2_kind[4], p2_kernel_off[1:0], p2_hdr_address[1:0], p2_hdr_address[63:7]};
 
@@ -1093,7 +1094,7 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_ok <= 32'h0;
         end else begin
-            count_ok <= ((~count_ok) < _count_ok_zext) ? 32'hffffffff : (count_ok + _count_ok_zext);
+            count_ok <= ((~count_ok) < count_ok_inc) ? 32'hffffffff : (count_ok + count_ok_inc);
         end
     end
 
@@ -1101,8 +1102,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_not_for_us <= 32'h0;
         end else begin
-            count_not_for_us <= ((~count_not_for_us) < _count_not_for_us_zext) ? 32'hffffffff
-                                : (count_not_for_us + _count_not_for_us_zext);
+            count_not_for_us <= ((~count_not_for_us) < count_not_for_us_inc) ? 32'hffffffff
+                                : (count_not_for_us + count_not_for_us_inc);
         end
     end
 
@@ -1110,8 +1111,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_window_miss <= 32'h0;
         end else begin
-            count_window_miss <= ((~count_window_miss) < _count_window_miss_zext) ? 32'hffffffff
-                                 : (count_window_miss + _count_window_miss_zext);
+            count_window_miss <= ((~count_window_miss) < count_window_miss_inc) ? 32'hffffffff
+                                 : (count_window_miss + count_window_miss_inc);
         end
     end
 
@@ -1119,9 +1120,9 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_mapping_disabled <= 32'h0;
         end else begin
-            count_mapping_disabled <= ((~count_mapping_disabled) < _count_mapping_disabled_zext)
+            count_mapping_disabled <= ((~count_mapping_disabled) < count_mapping_disabled_inc)
                                       ? 32'hffffffff
-                                      : (count_mapping_disabled + _count_mapping_disabled_zext);
+                                      : (count_mapping_disabled + count_mapping_disabled_inc);
         end
     end
 
@@ -1129,8 +1130,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_port_down <= 32'h0;
         end else begin
-            count_port_down <= ((~count_port_down) < _count_port_down_zext) ? 32'hffffffff
-                               : (count_port_down + _count_port_down_zext);
+            count_port_down <= ((~count_port_down) < count_port_down_inc) ? 32'hffffffff
+                               : (count_port_down + count_port_down_inc);
         end
     end
 
@@ -1138,8 +1139,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_denied <= 32'h0;
         end else begin
-            count_denied <= ((~count_denied) < _count_denied_zext) ? 32'hffffffff
-                            : (count_denied + _count_denied_zext);
+            count_denied <= ((~count_denied) < count_denied_inc) ? 32'hffffffff
+                            : (count_denied + count_denied_inc);
         end
     end
 
@@ -1147,8 +1148,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_no_proxy_id <= 32'h0;
         end else begin
-            count_no_proxy_id <= ((~count_no_proxy_id) < _count_no_proxy_id_zext) ? 32'hffffffff
-                                 : (count_no_proxy_id + _count_no_proxy_id_zext);
+            count_no_proxy_id <= ((~count_no_proxy_id) < count_no_proxy_id_inc) ? 32'hffffffff
+                                 : (count_no_proxy_id + count_no_proxy_id_inc);
         end
     end
 
@@ -1157,10 +1158,10 @@ module onic_pcie_manager_port_in (
             count_unexpected_completion <= 32'h0;
         end else begin
             count_unexpected_completion <= ((~count_unexpected_completion)
-                                             < _count_unexpected_completion_zext)
+                                             < count_unexpected_completion_inc)
                                            ? 32'hffffffff
                                            : (count_unexpected_completion
-                                              + _count_unexpected_completion_zext);
+                                              + count_unexpected_completion_inc);
         end
     end
 
@@ -1168,8 +1169,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_unsupported <= 32'h0;
         end else begin
-            count_unsupported <= ((~count_unsupported) < _count_unsupported_zext) ? 32'hffffffff
-                                 : (count_unsupported + _count_unsupported_zext);
+            count_unsupported <= ((~count_unsupported) < count_unsupported_inc) ? 32'hffffffff
+                                 : (count_unsupported + count_unsupported_inc);
         end
     end
 
@@ -1177,8 +1178,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_relay_denied <= 32'h0;
         end else begin
-            count_relay_denied <= ((~count_relay_denied) < _count_relay_denied_zext) ? 32'hffffffff
-                                  : (count_relay_denied + _count_relay_denied_zext);
+            count_relay_denied <= ((~count_relay_denied) < count_relay_denied_inc) ? 32'hffffffff
+                                  : (count_relay_denied + count_relay_denied_inc);
         end
     end
 
@@ -1186,8 +1187,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_msix_address <= 32'h0;
         end else begin
-            count_msix_address <= ((~count_msix_address) < _count_msix_address_zext) ? 32'hffffffff
-                                  : (count_msix_address + _count_msix_address_zext);
+            count_msix_address <= ((~count_msix_address) < count_msix_address_inc) ? 32'hffffffff
+                                  : (count_msix_address + count_msix_address_inc);
         end
     end
 
@@ -1195,8 +1196,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             count_malformed <= 32'h0;
         end else begin
-            count_malformed <= ((~count_malformed) < _count_malformed_zext) ? 32'hffffffff
-                               : (count_malformed + _count_malformed_zext);
+            count_malformed <= ((~count_malformed) < count_malformed_inc) ? 32'hffffffff
+                               : (count_malformed + count_malformed_inc);
         end
     end
 
@@ -1205,10 +1206,10 @@ module onic_pcie_manager_port_in (
             count_bus_master_disabled <= 32'h0;
         end else begin
             count_bus_master_disabled <= ((~count_bus_master_disabled)
-                                           < _count_bus_master_disabled_zext)
+                                           < count_bus_master_disabled_inc)
                                          ? 32'hffffffff
                                          : (count_bus_master_disabled
-                                            + _count_bus_master_disabled_zext);
+                                            + count_bus_master_disabled_inc);
         end
     end
 
@@ -1216,8 +1217,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_no_domain <= 32'h0;
         end else begin
-            deny_no_domain <= ((~deny_no_domain) < _deny_no_domain_zext) ? 32'hffffffff
-                              : (deny_no_domain + _deny_no_domain_zext);
+            deny_no_domain <= ((~deny_no_domain) < deny_no_domain_inc) ? 32'hffffffff
+                              : (deny_no_domain + deny_no_domain_inc);
         end
     end
 
@@ -1225,8 +1226,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_no_range <= 32'h0;
         end else begin
-            deny_no_range <= ((~deny_no_range) < _deny_no_range_zext) ? 32'hffffffff
-                             : (deny_no_range + _deny_no_range_zext);
+            deny_no_range <= ((~deny_no_range) < deny_no_range_inc) ? 32'hffffffff
+                             : (deny_no_range + deny_no_range_inc);
         end
     end
 
@@ -1234,8 +1235,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_read_denied <= 32'h0;
         end else begin
-            deny_read_denied <= ((~deny_read_denied) < _deny_read_denied_zext) ? 32'hffffffff
-                                : (deny_read_denied + _deny_read_denied_zext);
+            deny_read_denied <= ((~deny_read_denied) < deny_read_denied_inc) ? 32'hffffffff
+                                : (deny_read_denied + deny_read_denied_inc);
         end
     end
 
@@ -1243,8 +1244,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_write_denied <= 32'h0;
         end else begin
-            deny_write_denied <= ((~deny_write_denied) < _deny_write_denied_zext) ? 32'hffffffff
-                                 : (deny_write_denied + _deny_write_denied_zext);
+            deny_write_denied <= ((~deny_write_denied) < deny_write_denied_inc) ? 32'hffffffff
+                                 : (deny_write_denied + deny_write_denied_inc);
         end
     end
 
@@ -1252,8 +1253,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_egress_denied <= 32'h0;
         end else begin
-            deny_egress_denied <= ((~deny_egress_denied) < _deny_egress_denied_zext) ? 32'hffffffff
-                                  : (deny_egress_denied + _deny_egress_denied_zext);
+            deny_egress_denied <= ((~deny_egress_denied) < deny_egress_denied_inc) ? 32'hffffffff
+                                  : (deny_egress_denied + deny_egress_denied_inc);
         end
     end
 
@@ -1261,9 +1262,8 @@ module onic_pcie_manager_port_in (
         if (rst) begin
             deny_source_invalid <= 32'h0;
         end else begin
-            deny_source_invalid <= ((~deny_source_invalid) < _deny_source_invalid_zext)
-                                   ? 32'hffffffff
-                                   : (deny_source_invalid + _deny_source_invalid_zext);
+            deny_source_invalid <= ((~deny_source_invalid) < deny_source_invalid_inc) ? 32'hffffffff
+                                   : (deny_source_invalid + deny_source_invalid_inc);
         end
     end
 
