@@ -99,7 +99,7 @@ func (l *builder) counter(name string, inc ir.Value) ir.Value {
 	m := l.m
 	ev := m.Reg(name+"_event", 1, 0)
 	m.SetNext(ev, inc)
-	return l.saturating(name, m.Zext(ev, CounterBits))
+	return l.saturating(name, m.Named(name+"_inc", m.Zext(ev, CounterBits)))
 }
 
 // saturating is a CounterBits register named name that adds add
@@ -190,8 +190,8 @@ func (l *builder) transmit() {
 	// carries the frame's size in words, worked out from the header as it
 	// arrives, so admission starts from registers.
 	inHdr := m.Input("s_tlp_hdr", hdrBits)
-	inN := payloadDWs(m, inHdr)
-	inS := axis.New(m, "tx_in", m.Concat(wordsFor(m, inN, true), wordsFor(m, inN, false), inHdr, m.Input("s_tlp_data", dataBits),
+	inN := m.Named("tx_in_dws", payloadDWs(m, inHdr))
+	inS := axis.New(m, "tx_in", m.Concat(m.Named("tx_in_frame_words", wordsFor(m, inN, true)), m.Named("tx_in_data_words", wordsFor(m, inN, false)), inHdr, m.Input("s_tlp_data", dataBits),
 		m.Input("s_tlp_keep", keepBits), m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1)), m.Input("s_tlp_valid", 1))
 	m.Output("s_tlp_ready", inS.Ready)
 	sk := axis.Instance(m, "tx_in_slice", axis.SkidModule(inS.Data.Width()), inS)
@@ -229,14 +229,16 @@ func (l *builder) transmit() {
 	// link leaves down before its last beat: the rest must never be
 	// framed as if it were a TLP of its own.
 	discarding := m.Reg("tx_discarding", 1, 0)
-	discard := m.Named("tx_discard", m.Or(discarding, m.And(l.down, m.Not(inTLP))))
-	gate = m.Named("admit_gate_kept", m.And(gate, m.Not(discard)))
+	between := m.Named("tx_between", m.Not(inTLP)) // no TLP under way
+	discard := m.Named("tx_discard", m.Or(discarding, m.And(l.down, between)))
+	gate = m.Named("admit_gate_kept", m.And(gate, m.Named("tx_keeping", m.Not(discard))))
 	m.Assign(sk.Ready, m.Or(m.And(framerReady, gate), discard))
-	take := m.Named("tx_take", m.And(m.And(valid, gate), framerReady))
-	admit := m.Named("admit", m.And(take, m.And(sop, m.Not(inTLP))))
+	offer := m.Named("tx_offer", m.And(valid, gate))
+	take := m.Named("tx_take", m.And(offer, framerReady))
+	admit := m.Named("admit", m.And(take, m.And(sop, between)))
 	m.SetNext(inTLP, m.Mux(take, m.Not(eop), inTLP))
 	m.SetNext(discarding, m.Mux(m.And(valid, discard), m.Not(eop), discarding))
-	discarded := m.Named("tx_discarded", m.And(m.And(valid, sop), discard))
+	discarded := m.Named("tx_discarded", m.And(m.Named("tx_first_beat", m.And(valid, sop)), discard))
 
 	// End of each frame in the replay buffer, by sequence number: an Ack
 	// of frame s frees the buffer up to endOf[s].
@@ -250,14 +252,14 @@ func (l *builder) transmit() {
 	endData := m.RegNoReset("frame_end_data", P)
 	m.SetNext(endWr, admit)
 	m.SetNext(endAddr, m.Slice(nextSeq, 0, A))
-	m.SetNext(endData, m.Add(resvPtr, m.Zext(frameWords, P)))
+	m.SetNext(endData, m.Named("frame_end_next", m.Add(resvPtr, m.Zext(frameWords, P))))
 	m.WritePort(endOf, endAddr, endData, endWr, ir.Value{})
 	endSeq := m.Reg("frame_end_seq", SeqBits, 0)
 
 	framerOut := m.Wire("framer_out_ready", 1)
 	fr := m.Instance("framer", FramerModule(), map[string]ir.Value{
 		"tlp_hdr": hdr, "tlp_data": data, "tlp_keep": keep,
-		"tlp_sop": sop, "tlp_eop": eop, "tlp_valid": m.And(valid, gate),
+		"tlp_sop": sop, "tlp_eop": eop, "tlp_valid": offer,
 		"seq": nextSeq, "epoch": l.epoch, "frame_ready": framerOut,
 	})
 	m.Assign(framerReady, fr["tlp_ready"])
@@ -269,7 +271,7 @@ func (l *builder) transmit() {
 	wDrop := m.Reg("wr_drop", 1, 0)
 	pend := m.Reg("lcrc_pending", 1, 0)
 	crcReg := m.RegNoReset("wr_crc", 32)
-	word := m.Named("wr_word", m.And(fr["frame_data"], keepMask(m, fr["frame_keep"])))
+	word := m.Named("wr_word", m.And(fr["frame_data"], m.Named("wr_keep_mask", keepMask(m, fr["frame_keep"]))))
 	last := fr["frame_last"]
 	wValid := fr["frame_valid"]
 	m.Assign(framerOut, m.Not(pend))
@@ -505,12 +507,12 @@ func (l *builder) receive() {
 	n := m.Slice(w, 12, 11)
 	tokOK := m.Named("rx_token_ok", m.And(m.Eq(m.Slice(w, 24, 8), m.Const(8, Marker)), m.Not(m.LtU(m.Const(11, MaxPayloadDWs), n))))
 	seq := m.Slice(w, 0, SeqBits)
-	seqOK := m.Mux(first, m.Eq(seq, l.rxNext), rxSeqOK)
-	dup := m.Mux(first, m.Slice(m.Sub(seq, l.rxNext), SeqBits-1, 1), rxDup) // behind rx_next: already received
+	seqOK := m.Named("rx_seq_ok_now", m.Mux(first, m.Named("rx_seq_next", m.Eq(seq, l.rxNext)), rxSeqOK))
+	dup := m.Named("rx_dup_now", m.Mux(first, m.Slice(m.Named("rx_seq_ahead", m.Sub(seq, l.rxNext)), SeqBits-1, 1), rxDup)) // behind rx_next: already received
 	// Free space, kept a cycle behind the pointers (the reader only
 	// frees words, so a stale count is on the safe side).
 	free := m.Reg("rx_free", 12, uint64(R-1))
-	spaceOK := m.Not(m.LtU(free, m.Zext(wordsFor(m, n, false), 12)))
+	spaceOK := m.Named("rx_space_ok", m.Not(m.LtU(free, m.Named("rx_frame_words", m.Zext(wordsFor(m, n, false), 12)))))
 	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
 	// The token's length must be the one the TLP's header says (its
 	// Length with data, none without): the link takes a frame that
@@ -520,29 +522,29 @@ func (l *builder) receive() {
 	rxLenOK := m.Reg("rx_len_ok", 1, 0)
 	lenOK := m.Named("rx_len_ok_now", m.Mux(first, m.Eq(n, payloadDWs(m, m.Slice(w, 32, hdrBits))), rxLenOK))
 	m.SetNext(rxLenOK, lenOK)
-	dwsHere := m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs)
-	left := m.Mux(first, wordsFor(m, n, true), rxLeft)
-	lastWord := m.Eq(left, m.Const(7, 1))
-	full := m.Not(m.LtU(dwsHere, m.Const(11, WordDWs)))
-	keep := m.Mux(full, m.Const(keepBits, 0xffff), m.Not(m.Shl(m.Const(keepBits, 0xffff), m.Slice(dwsHere, 0, 4))))
-	hasDWs := m.Ne(dwsHere, m.Const(11, 0))
-	dataLast := m.And(hasDWs, m.Not(m.LtU(m.Const(11, WordDWs), dwsHere)))
+	dwsHere := m.Named("rx_dws_here", m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs))
+	left := m.Named("rx_left_now", m.Mux(first, wordsFor(m, n, true), rxLeft))
+	lastWord := m.Named("rx_last_word", m.Eq(left, m.Const(7, 1)))
+	full := m.Named("rx_word_full", m.Not(m.LtU(dwsHere, m.Const(11, WordDWs))))
+	keep := m.Named("rx_keep", m.Mux(full, m.Const(keepBits, 0xffff), m.Not(m.Shl(m.Const(keepBits, 0xffff), m.Slice(dwsHere, 0, 4)))))
+	hasDWs := m.Named("rx_has_dws", m.Ne(dwsHere, m.Const(11, 0)))
+	dataLast := m.Named("rx_data_last", m.And(hasDWs, m.Not(m.LtU(m.Const(11, WordDWs), dwsHere))))
 	active := m.Named("rx_active", m.Or(m.And(first, tokOK), inFrame))
 	wr := m.Named("rx_wr", m.And(active, m.And(m.And(store, lenOK), hasDWs)))
 	rxBuf := m.Memory("rx_buf", R, dataBits+keepBits+1)
-	m.WritePort(rxBuf, m.Slice(wptr, 0, A), m.Concat(dataLast, keep, w), wr, ir.Value{})
+	m.WritePort(rxBuf, m.Slice(wptr, 0, A), m.Named("rx_buf_in", m.Concat(dataLast, keep, w)), wr, ir.Value{})
 
 	ends := m.Named("rx_frame_end", m.And(active, lastWord))
-	good := m.And(ends, check)
+	good := m.Named("rx_frame_good", m.And(ends, check))
 	commitNow := m.Named("rx_commit_now", m.And(good, m.And(store, lenOK)))
 	dropped := m.Named("rx_malformed", m.And(good, m.And(store, m.Not(lenOK)))) // acknowledged, not handed on
-	taken := m.Or(commitNow, dropped)
-	truncated := m.And(isCtl, rxIn)
+	taken := m.Named("rx_taken", m.Or(commitNow, dropped))
+	truncated := m.Named("rx_truncated", m.And(isCtl, rxIn))
 	bad := m.Named("rx_bad", m.Or(m.Or(m.And(first, m.Not(tokOK)), m.And(ends, m.Not(check))), truncated))
-	future := m.And(good, m.And(m.Not(seqOK), m.Not(dup)))
-	noRoom := m.And(good, m.And(seqOK, m.Not(store)))
+	future := m.Named("rx_future", m.And(good, m.And(m.Not(seqOK), m.Not(dup))))
+	noRoom := m.Named("rx_no_room", m.And(good, m.And(seqOK, m.Not(store))))
 	nakNow := m.Named("rx_nak", m.And(m.And(l.up, m.Not(nakSent)), m.Or(bad, m.Or(future, noRoom))))
-	rewind := m.Or(m.Or(l.down, bad), m.And(ends, m.Not(commitNow)))
+	rewind := m.Named("rx_rewind", m.Or(m.Or(l.down, bad), m.And(ends, m.Not(commitNow))))
 
 	dlSent := m.And(l.sentCtl, l.up)
 	down := func(r, v ir.Value, reset uint64) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), reset), v)) }
@@ -557,7 +559,7 @@ func (l *builder) receive() {
 	down(l.nakPend, m.Or(nakNow, m.And(l.nakPend, m.Not(dlSent))), 0)
 	down(l.ackPend, m.Or(m.Or(taken, m.And(good, dup)), m.And(l.ackPend, m.Not(dlSent))), 0)
 	down(l.rxNext, m.Mux(taken, m.Add(l.rxNext, one(SeqBits)), l.rxNext), 0)
-	wNext := m.Add(wptr, m.Zext(wr, P))
+	wNext := m.Named("rx_wptr_inc", m.Add(wptr, m.Zext(wr, P)))
 	wptrNext := m.Mux(rewind, commit, wNext)
 	m.SetNext(wptr, wptrNext)
 	m.SetNext(commit, m.Mux(commitNow, wNext, commit))
@@ -572,7 +574,7 @@ func (l *builder) receive() {
 	avail := m.Named("rx_avail", m.Ne(rptr, commitD))
 	dfReady := m.Wire("deframer_ready", 1)
 	took := m.Named("rx_took", m.And(avail, dfReady))
-	rNext := m.Add(rptr, m.Zext(took, P))
+	rNext := m.Named("rx_rptr_next", m.Add(rptr, m.Zext(took, P)))
 	m.SetNext(rptr, rNext)
 	// It is worked out from the pointers as they are, a word short of
 	// the truth at most (the word written this cycle; a rewind and the

@@ -161,7 +161,9 @@ func keepMask(m *ir.Module, keep ir.Value) ir.Value {
 	ir.Helper()
 	parts := make([]ir.Value, keep.Width())
 	for d := range parts {
-		parts[len(parts)-1-d] = m.Sext(m.Slice(keep, d, 1), 32)
+		// (A choice between all ones and zeros, rather than the bit
+		// extended, reads the keep bit once.)
+		parts[len(parts)-1-d] = m.Mux(m.Slice(keep, d, 1), m.Const(32, 0xFFFF_FFFF), m.Const(32, 0))
 	}
 	return m.Concat(parts...)
 }

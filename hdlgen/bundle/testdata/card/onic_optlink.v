@@ -48,9 +48,9 @@ module onic_optlink (
     output wire m_tlp_eop,
     output wire m_tlp_valid
 );
-    reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:247
-    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:293
-    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:532
+    reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:249
+    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:295
+    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:534
     localparam [1:0] LINK_STATE_DOWN = 2'h0; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_TRAINING = 2'h1; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/optlink/link.go:136
@@ -75,70 +75,70 @@ module onic_optlink (
     reg  [15:0] credit_left = 16'h0; // hdlgen/internal/optlink/link.go:216
     reg  in_tlp = 1'h0; // hdlgen/internal/optlink/link.go:222
     reg  tx_discarding = 1'h0; // hdlgen/internal/optlink/link.go:231
-    reg  frame_end_we = 1'h0; // hdlgen/internal/optlink/link.go:248
-    reg  [7:0] frame_end_addr = 8'h0; // hdlgen/internal/optlink/link.go:249
-    reg  [8:0] frame_end_data = 9'h0; // hdlgen/internal/optlink/link.go:250
-    reg  [11:0] frame_end_seq = 12'h0; // hdlgen/internal/optlink/link.go:255
-    reg  wr_first = 1'h1; // hdlgen/internal/optlink/link.go:268
-    reg  wr_drop = 1'h0; // hdlgen/internal/optlink/link.go:269
-    reg  lcrc_pending = 1'h0; // hdlgen/internal/optlink/link.go:270
-    reg  [31:0] wr_crc = 32'h0; // hdlgen/internal/optlink/link.go:271
-    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:308
-    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:309
-    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:311
-    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:316
-    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:320
-    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:326
-    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:327
-    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:328
-    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:332
-    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:343
-    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:343
-    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:357
-    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:363
-    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:363
-    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:399
-    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:402
-    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:412
-    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:416
-    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:420
-    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:420
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:446
-    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:448
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:450
-    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:452
-    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:458
-    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:459
-    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:460
-    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:461
-    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:462
-    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:463
-    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:464
-    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:465
-    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:466
-    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:467
-    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:468
-    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:469
-    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:489
-    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:489
-    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:491
-    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:491
-    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:491
-    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:491
-    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:512
-    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:520
-    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:564
-    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:564
-    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:565
-    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:565
-    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:566
-    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:566
-    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:570
-    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:583
-    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:610
-    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:616
-    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:617
-    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:628
+    reg  frame_end_we = 1'h0; // hdlgen/internal/optlink/link.go:250
+    reg  [7:0] frame_end_addr = 8'h0; // hdlgen/internal/optlink/link.go:251
+    reg  [8:0] frame_end_data = 9'h0; // hdlgen/internal/optlink/link.go:252
+    reg  [11:0] frame_end_seq = 12'h0; // hdlgen/internal/optlink/link.go:257
+    reg  wr_first = 1'h1; // hdlgen/internal/optlink/link.go:270
+    reg  wr_drop = 1'h0; // hdlgen/internal/optlink/link.go:271
+    reg  lcrc_pending = 1'h0; // hdlgen/internal/optlink/link.go:272
+    reg  [31:0] wr_crc = 32'h0; // hdlgen/internal/optlink/link.go:273
+    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:310
+    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:311
+    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:313
+    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:318
+    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:322
+    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:328
+    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:329
+    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:330
+    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:334
+    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:345
+    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:345
+    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:359
+    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:365
+    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:365
+    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:401
+    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:404
+    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:414
+    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:418
+    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:422
+    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:422
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:448
+    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:450
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:452
+    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:454
+    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:460
+    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:461
+    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:462
+    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:463
+    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:464
+    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:465
+    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:466
+    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:467
+    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:468
+    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:469
+    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:470
+    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:471
+    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:491
+    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:491
+    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:493
+    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:493
+    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:493
+    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:493
+    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:514
+    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:522
+    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:566
+    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:566
+    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:567
+    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:567
+    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:568
+    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:568
+    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:572
+    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:585
+    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:612
+    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:618
+    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:619
+    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:630
     wire link_up; // hdlgen/internal/optlink/link.go:137
     wire link_down; // hdlgen/internal/optlink/link.go:138
     wire enter_down; // hdlgen/internal/optlink/link.go:139
@@ -150,9 +150,12 @@ module onic_optlink (
     wire [15:0] rx_ctl_limit; // hdlgen/internal/optlink/link.go:151
     wire ctl_sent_w; // hdlgen/internal/optlink/link.go:154
     wire stalled; // hdlgen/internal/optlink/link.go:159
-    wire [11:0] _tx_in_slice_zext; // hdlgen/internal/optlink/link.go:194
-    wire [11:0] _tx_in_slice_add_2; // hdlgen/internal/optlink/link.go:194
-    wire [11:0] _tx_in_slice_add; // hdlgen/internal/optlink/link.go:194
+    wire [10:0] tx_in_dws; // hdlgen/internal/optlink/link.go:193
+    wire [11:0] _tx_in_frame_words_zext; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] _tx_in_frame_words_add; // hdlgen/internal/optlink/link.go:194
+    wire [6:0] tx_in_frame_words; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] _tx_in_data_words_add; // hdlgen/internal/optlink/link.go:194
+    wire [6:0] tx_in_data_words; // hdlgen/internal/optlink/link.go:194
     wire tx_in_ready; // hdlgen/axis/axis.go:23
     wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:413
     wire [6:0] tx_frame_words; // hdlgen/internal/optlink/link.go:199
@@ -163,152 +166,144 @@ module onic_optlink (
     wire credit_ok; // hdlgen/internal/optlink/link.go:220
     wire admit_gate; // hdlgen/internal/optlink/link.go:223
     wire framer_ready; // hdlgen/internal/optlink/link.go:224
-    wire _tx_discard_not; // hdlgen/internal/optlink/link.go:232
-    wire tx_discard; // hdlgen/internal/optlink/link.go:232
-    wire admit_gate_kept; // hdlgen/internal/optlink/link.go:233
-    wire _tx_take_and; // hdlgen/internal/optlink/link.go:235
-    wire tx_take; // hdlgen/internal/optlink/link.go:235
-    wire admit; // hdlgen/internal/optlink/link.go:236
-    wire _in_tlp_not; // hdlgen/internal/optlink/link.go:237
-    wire _tx_discarded_and; // hdlgen/internal/optlink/link.go:239
-    wire tx_discarded; // hdlgen/internal/optlink/link.go:239
-    wire [8:0] _frame_end_data_add; // hdlgen/internal/optlink/link.go:253
-    wire framer_out_ready; // hdlgen/internal/optlink/link.go:257
-    wire _wr_word_slice_16; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_15; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_14; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_13; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_12; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_11; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_10; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_9; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_8; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_7; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_6; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_5; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_4; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_3; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice_2; // hdlgen/internal/optlink/link.go:272
-    wire _wr_word_slice; // hdlgen/internal/optlink/link.go:272
-    wire [511:0] _wr_word_concat; // hdlgen/internal/optlink/link.go:272
-    wire [511:0] wr_word; // hdlgen/internal/optlink/link.go:272
-    wire _framer_out_ready_not; // hdlgen/internal/optlink/link.go:275
-    wire wr_take; // hdlgen/internal/optlink/link.go:276
-    wire _wr_dropping_or; // hdlgen/internal/optlink/link.go:280
-    wire wr_dropping; // hdlgen/internal/optlink/link.go:280
-    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:283
-    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:288
-    wire lcrc_room; // hdlgen/internal/optlink/link.go:289
-    wire wr_closes; // hdlgen/internal/optlink/link.go:290
-    wire wr_en; // hdlgen/internal/optlink/link.go:292
-    wire [512:0] concat_203; // hdlgen/internal/optlink/link.go:294
-    wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:304
-    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:305
-    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:306
-    wire _ack_progress_and; // hdlgen/internal/optlink/link.go:307
-    wire ack_progress; // hdlgen/internal/optlink/link.go:307
-    wire replay_expired; // hdlgen/internal/optlink/link.go:317
-    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:319
-    wire tx_avail; // hdlgen/internal/optlink/link.go:330
-    wire tx_jump; // hdlgen/internal/optlink/link.go:331
-    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:344
-    wire ctl_due; // hdlgen/internal/optlink/link.go:349
-    wire send_data; // hdlgen/internal/optlink/link.go:350
-    wire tx_moved; // hdlgen/internal/optlink/link.go:351
-    wire _send_ptr_and_2; // hdlgen/internal/optlink/link.go:352
-    wire _tx_ctl_not; // hdlgen/internal/optlink/link.go:353
-    wire ctl_sent; // hdlgen/internal/optlink/link.go:353
-    wire _send_ptr_and; // hdlgen/internal/optlink/link.go:355
-    wire [8:0] _send_ptr_mux; // hdlgen/internal/optlink/link.go:355
-    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:360
-    wire _replay_count_event_and; // hdlgen/internal/optlink/link.go:363
-    wire [31:0] _replay_count_zext; // hdlgen/internal/optlink/link.go:363
-    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:369
-    wire [8:0] _wr_ptr_add; // hdlgen/internal/optlink/link.go:380
-    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:385
-    wire _tx_limit_eq; // hdlgen/internal/optlink/link.go:387
-    wire [15:0] _tx_limit_mux; // hdlgen/internal/optlink/link.go:388
-    wire [8:0] _resv_ptr_mux; // hdlgen/internal/optlink/link.go:394
-    wire [31:0] _lost_count_add; // hdlgen/internal/optlink/link.go:402
-    wire credit_starved; // hdlgen/internal/optlink/link.go:410
-    wire credit_stall; // hdlgen/internal/optlink/link.go:414
-    wire replay_rollover; // hdlgen/internal/optlink/link.go:418
-    wire [31:0] _stall_count_zext; // hdlgen/internal/optlink/link.go:420
-    wire rx_word; // hdlgen/internal/optlink/link.go:454
-    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:455
-    wire rx_is_data; // hdlgen/internal/optlink/link.go:456
-    wire rx_first; // hdlgen/internal/optlink/link.go:473
-    wire rx_more; // hdlgen/internal/optlink/link.go:474
-    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:476
-    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:476
-    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:476
-    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:477
-    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:482
-    wire rx_token_ok; // hdlgen/internal/optlink/link.go:506
-    wire _rx_seq_ok_eq; // hdlgen/internal/optlink/link.go:508
-    wire _rx_seq_ok_mux; // hdlgen/internal/optlink/link.go:508
-    wire [11:0] _rx_dup_sub; // hdlgen/internal/optlink/link.go:509
-    wire _rx_dup_mux; // hdlgen/internal/optlink/link.go:509
-    wire [11:0] _rx_storing_zext; // hdlgen/internal/optlink/link.go:513
-    wire [11:0] _rx_storing_add; // hdlgen/internal/optlink/link.go:513
-    wire rx_storing; // hdlgen/internal/optlink/link.go:514
-    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:521
-    wire [10:0] _concat_679_mux; // hdlgen/internal/optlink/link.go:523
-    wire [11:0] _rx_frame_end_add; // hdlgen/internal/optlink/link.go:524
-    wire [6:0] _rx_frame_end_mux; // hdlgen/internal/optlink/link.go:524
-    wire _rx_frame_end_eq; // hdlgen/internal/optlink/link.go:525
-    wire _concat_679_not; // hdlgen/internal/optlink/link.go:526
-    wire _concat_679_ne; // hdlgen/internal/optlink/link.go:528
-    wire rx_active; // hdlgen/internal/optlink/link.go:530
-    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:531
-    wire rx_wr; // hdlgen/internal/optlink/link.go:531
-    wire [528:0] concat_679; // hdlgen/internal/optlink/link.go:533
-    wire rx_frame_end; // hdlgen/internal/optlink/link.go:535
-    wire _rx_commit_now_and; // hdlgen/internal/optlink/link.go:536
-    wire rx_commit_now; // hdlgen/internal/optlink/link.go:537
-    wire rx_malformed; // hdlgen/internal/optlink/link.go:538
-    wire _nak_sent_or; // hdlgen/internal/optlink/link.go:539
-    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:541
-    wire rx_bad; // hdlgen/internal/optlink/link.go:541
-    wire _rx_nak_or; // hdlgen/internal/optlink/link.go:544
-    wire rx_nak; // hdlgen/internal/optlink/link.go:544
-    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:557
-    wire [8:0] _rx_wptr_add; // hdlgen/internal/optlink/link.go:560
-    wire [31:0] _crc_error_count_zext; // hdlgen/internal/optlink/link.go:564
-    wire [31:0] _nak_count_zext; // hdlgen/internal/optlink/link.go:565
-    wire [31:0] _malformed_count_zext; // hdlgen/internal/optlink/link.go:566
-    wire rx_avail; // hdlgen/internal/optlink/link.go:572
-    wire deframer_ready; // hdlgen/internal/optlink/link.go:573
-    wire rx_took; // hdlgen/internal/optlink/link.go:574
-    wire [8:0] _rx_rptr_add; // hdlgen/internal/optlink/link.go:575
-    wire quiet; // hdlgen/internal/optlink/link.go:611
-    wire _heard_not; // hdlgen/internal/optlink/link.go:613
-    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:615
-    wire trained; // hdlgen/internal/optlink/link.go:618
-    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:623
-    wire up_alone; // hdlgen/internal/optlink/link.go:629
-    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:632
-    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:632
+    wire tx_between; // hdlgen/internal/optlink/link.go:232
+    wire tx_discard; // hdlgen/internal/optlink/link.go:233
+    wire tx_keeping; // hdlgen/internal/optlink/link.go:234
+    wire admit_gate_kept; // hdlgen/internal/optlink/link.go:234
+    wire tx_offer; // hdlgen/internal/optlink/link.go:236
+    wire tx_take; // hdlgen/internal/optlink/link.go:237
+    wire admit; // hdlgen/internal/optlink/link.go:238
+    wire _in_tlp_not; // hdlgen/internal/optlink/link.go:239
+    wire tx_first_beat; // hdlgen/internal/optlink/link.go:241
+    wire tx_discarded; // hdlgen/internal/optlink/link.go:241
+    wire [8:0] frame_end_next; // hdlgen/internal/optlink/link.go:255
+    wire framer_out_ready; // hdlgen/internal/optlink/link.go:259
+    wire [511:0] wr_keep_mask; // hdlgen/internal/optlink/link.go:274
+    wire [511:0] wr_word; // hdlgen/internal/optlink/link.go:274
+    wire _framer_out_ready_not; // hdlgen/internal/optlink/link.go:277
+    wire wr_take; // hdlgen/internal/optlink/link.go:278
+    wire _wr_dropping_or; // hdlgen/internal/optlink/link.go:282
+    wire wr_dropping; // hdlgen/internal/optlink/link.go:282
+    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:285
+    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:290
+    wire lcrc_room; // hdlgen/internal/optlink/link.go:291
+    wire wr_closes; // hdlgen/internal/optlink/link.go:292
+    wire wr_en; // hdlgen/internal/optlink/link.go:294
+    wire [512:0] concat_233; // hdlgen/internal/optlink/link.go:296
+    wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:306
+    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:307
+    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:308
+    wire _ack_progress_and; // hdlgen/internal/optlink/link.go:309
+    wire ack_progress; // hdlgen/internal/optlink/link.go:309
+    wire replay_expired; // hdlgen/internal/optlink/link.go:319
+    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:321
+    wire tx_avail; // hdlgen/internal/optlink/link.go:332
+    wire tx_jump; // hdlgen/internal/optlink/link.go:333
+    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:346
+    wire ctl_due; // hdlgen/internal/optlink/link.go:351
+    wire send_data; // hdlgen/internal/optlink/link.go:352
+    wire tx_moved; // hdlgen/internal/optlink/link.go:353
+    wire _send_ptr_and_2; // hdlgen/internal/optlink/link.go:354
+    wire _tx_ctl_not; // hdlgen/internal/optlink/link.go:355
+    wire ctl_sent; // hdlgen/internal/optlink/link.go:355
+    wire _send_ptr_and; // hdlgen/internal/optlink/link.go:357
+    wire [8:0] _send_ptr_mux; // hdlgen/internal/optlink/link.go:357
+    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:362
+    wire _replay_count_event_and; // hdlgen/internal/optlink/link.go:365
+    wire [31:0] replay_count_inc; // hdlgen/internal/optlink/link.go:365
+    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:371
+    wire [8:0] _wr_ptr_add; // hdlgen/internal/optlink/link.go:382
+    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:387
+    wire _tx_limit_eq; // hdlgen/internal/optlink/link.go:389
+    wire [15:0] _tx_limit_mux; // hdlgen/internal/optlink/link.go:390
+    wire [8:0] _resv_ptr_mux; // hdlgen/internal/optlink/link.go:396
+    wire [31:0] _lost_count_add; // hdlgen/internal/optlink/link.go:404
+    wire credit_starved; // hdlgen/internal/optlink/link.go:412
+    wire credit_stall; // hdlgen/internal/optlink/link.go:416
+    wire replay_rollover; // hdlgen/internal/optlink/link.go:420
+    wire [31:0] stall_count_inc; // hdlgen/internal/optlink/link.go:422
+    wire rx_word; // hdlgen/internal/optlink/link.go:456
+    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:457
+    wire rx_is_data; // hdlgen/internal/optlink/link.go:458
+    wire rx_first; // hdlgen/internal/optlink/link.go:475
+    wire rx_more; // hdlgen/internal/optlink/link.go:476
+    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:478
+    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:478
+    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:478
+    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:479
+    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:484
+    wire rx_token_ok; // hdlgen/internal/optlink/link.go:508
+    wire rx_seq_next; // hdlgen/internal/optlink/link.go:510
+    wire rx_seq_ok_now; // hdlgen/internal/optlink/link.go:510
+    wire [11:0] rx_seq_ahead; // hdlgen/internal/optlink/link.go:511
+    wire rx_dup_now; // hdlgen/internal/optlink/link.go:511
+    wire [11:0] _rx_frame_words_zext; // hdlgen/internal/optlink/link.go:515
+    wire [11:0] _rx_frame_words_add; // hdlgen/internal/optlink/link.go:515
+    wire [11:0] rx_frame_words; // hdlgen/internal/optlink/link.go:515
+    wire rx_space_ok; // hdlgen/internal/optlink/link.go:515
+    wire rx_storing; // hdlgen/internal/optlink/link.go:516
+    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:523
+    wire [10:0] rx_dws_here; // hdlgen/internal/optlink/link.go:525
+    wire [11:0] _rx_left_now_add; // hdlgen/internal/optlink/link.go:526
+    wire [6:0] rx_left_now; // hdlgen/internal/optlink/link.go:526
+    wire rx_last_word; // hdlgen/internal/optlink/link.go:527
+    wire rx_word_full; // hdlgen/internal/optlink/link.go:528
+    wire [15:0] rx_keep; // hdlgen/internal/optlink/link.go:529
+    wire rx_has_dws; // hdlgen/internal/optlink/link.go:530
+    wire rx_data_last; // hdlgen/internal/optlink/link.go:531
+    wire rx_active; // hdlgen/internal/optlink/link.go:532
+    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:533
+    wire rx_wr; // hdlgen/internal/optlink/link.go:533
+    wire [528:0] rx_buf_in; // hdlgen/internal/optlink/link.go:535
+    wire rx_frame_end; // hdlgen/internal/optlink/link.go:537
+    wire rx_frame_good; // hdlgen/internal/optlink/link.go:538
+    wire rx_commit_now; // hdlgen/internal/optlink/link.go:539
+    wire rx_malformed; // hdlgen/internal/optlink/link.go:540
+    wire rx_taken; // hdlgen/internal/optlink/link.go:541
+    wire rx_truncated; // hdlgen/internal/optlink/link.go:542
+    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:543
+    wire rx_bad; // hdlgen/internal/optlink/link.go:543
+    wire rx_future; // hdlgen/internal/optlink/link.go:544
+    wire rx_no_room; // hdlgen/internal/optlink/link.go:545
+    wire rx_nak; // hdlgen/internal/optlink/link.go:546
+    wire rx_rewind; // hdlgen/internal/optlink/link.go:547
+    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:559
+    wire [8:0] rx_wptr_inc; // hdlgen/internal/optlink/link.go:562
+    wire [31:0] crc_error_count_inc; // hdlgen/internal/optlink/link.go:566
+    wire [31:0] nak_count_inc; // hdlgen/internal/optlink/link.go:567
+    wire [31:0] malformed_count_inc; // hdlgen/internal/optlink/link.go:568
+    wire rx_avail; // hdlgen/internal/optlink/link.go:574
+    wire deframer_ready; // hdlgen/internal/optlink/link.go:575
+    wire rx_took; // hdlgen/internal/optlink/link.go:576
+    wire [8:0] rx_rptr_next; // hdlgen/internal/optlink/link.go:577
+    wire quiet; // hdlgen/internal/optlink/link.go:613
+    wire _heard_not; // hdlgen/internal/optlink/link.go:615
+    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:617
+    wire trained; // hdlgen/internal/optlink/link.go:620
+    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:625
+    wire up_alone; // hdlgen/internal/optlink/link.go:631
+    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:634
+    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:634
     wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
-    wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:258
-    wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:258
-    wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:258
-    wire framer_frame_last; // hdlgen/internal/optlink/link.go:258
-    wire framer_frame_valid; // hdlgen/internal/optlink/link.go:258
-    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:287
-    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:295
-    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:370
-    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:453
-    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:478
-    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:584
-    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:584
-    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:584
-    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:584
-    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:584
-    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:584
-    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:584
+    wire framer_tlp_ready; // hdlgen/internal/optlink/link.go:260
+    wire [511:0] framer_frame_data; // hdlgen/internal/optlink/link.go:260
+    wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:260
+    wire framer_frame_last; // hdlgen/internal/optlink/link.go:260
+    wire framer_frame_valid; // hdlgen/internal/optlink/link.go:260
+    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:289
+    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:297
+    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:372
+    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:455
+    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:480
+    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:586
+    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:586
+    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:586
+    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:586
+    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:586
+    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:586
+    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:586
     wire unused;
 
 `ifndef SYNTHESIS
@@ -330,11 +325,12 @@ module onic_optlink (
     assign rx_ctl_limit = rx_limit_r;
     assign ctl_sent_w = ctl_sent;
     assign stalled = (credit_stall | replay_rollover);
-    assign _tx_in_slice_zext = {1'h0,
-                               (s_tlp_hdr[126] ? {(s_tlp_hdr[105:96] == 10'h0), s_tlp_hdr[105:96]}
-                                : 11'h0)};
-    assign _tx_in_slice_add_2 = _tx_in_slice_zext + 12'h15;
-    assign _tx_in_slice_add = _tx_in_slice_zext + 12'h14;
+    assign tx_in_dws = s_tlp_hdr[126] ? {(s_tlp_hdr[105:96] == 10'h0), s_tlp_hdr[105:96]} : 11'h0;
+    assign _tx_in_frame_words_zext = {1'h0, tx_in_dws};
+    assign _tx_in_frame_words_add = _tx_in_frame_words_zext + 12'h15;
+    assign tx_in_frame_words = _tx_in_frame_words_add[10:4];
+    assign _tx_in_data_words_add = _tx_in_frame_words_zext + 12'h14;
+    assign tx_in_data_words = _tx_in_data_words_add[10:4];
     assign tx_in_ready = tx_in_slice_s_tready;
     assign tx_in_slice_m_ready = ((framer_ready & admit_gate_kept) | tx_discard);
     assign tx_frame_words = tx_in_slice_m_tdata[671:665];
@@ -346,60 +342,45 @@ module onic_optlink (
                        & ((|credit_left[14:7]) | (~(credit_left[6:0] < tx_data_words)));
     assign admit_gate = in_tlp | (peer_up & replay_room & credit_ok);
     assign framer_ready = framer_tlp_ready;
-    assign _tx_discard_not = ~in_tlp;
-    assign tx_discard = tx_discarding | (link_down & _tx_discard_not);
-    assign admit_gate_kept = admit_gate & (~tx_discard);
-    assign _tx_take_and = tx_in_slice_m_tvalid & admit_gate_kept;
-    assign tx_take = _tx_take_and & framer_ready;
-    assign admit = tx_take & tx_in_slice_m_tdata[1] & _tx_discard_not;
+    assign tx_between = ~in_tlp;
+    assign tx_discard = tx_discarding | (link_down & tx_between);
+    assign tx_keeping = ~tx_discard;
+    assign admit_gate_kept = admit_gate & tx_keeping;
+    assign tx_offer = tx_in_slice_m_tvalid & admit_gate_kept;
+    assign tx_take = tx_offer & framer_ready;
+    assign admit = tx_take & tx_in_slice_m_tdata[1] & tx_between;
     assign _in_tlp_not = ~tx_in_slice_m_tdata[0];
-    assign _tx_discarded_and = tx_in_slice_m_tvalid & tx_in_slice_m_tdata[1];
-    assign tx_discarded = _tx_discarded_and & tx_discard;
-    assign _frame_end_data_add = resv_ptr + {2'h0, tx_frame_words};
+    assign tx_first_beat = tx_in_slice_m_tvalid & tx_in_slice_m_tdata[1];
+    assign tx_discarded = tx_first_beat & tx_discard;
+    assign frame_end_next = resv_ptr + {2'h0, tx_frame_words};
     assign framer_out_ready = _framer_out_ready_not;
-    assign _wr_word_slice_16 = framer_frame_keep[0];
-    assign _wr_word_slice_15 = framer_frame_keep[1];
-    assign _wr_word_slice_14 = framer_frame_keep[2];
-    assign _wr_word_slice_13 = framer_frame_keep[3];
-    assign _wr_word_slice_12 = framer_frame_keep[4];
-    assign _wr_word_slice_11 = framer_frame_keep[5];
-    assign _wr_word_slice_10 = framer_frame_keep[6];
-    assign _wr_word_slice_9 = framer_frame_keep[7];
-    assign _wr_word_slice_8 = framer_frame_keep[8];
-    assign _wr_word_slice_7 = framer_frame_keep[9];
-    assign _wr_word_slice_6 = framer_frame_keep[10];
-    assign _wr_word_slice_5 = framer_frame_keep[11];
-    assign _wr_word_slice_4 = framer_frame_keep[12];
-    assign _wr_word_slice_3 = framer_frame_keep[13];
-    assign _wr_word_slice_2 = framer_frame_keep[14];
-    assign _wr_word_slice = framer_frame_keep[15];
-    assign _wr_word_concat = {{{31{_wr_word_slice}}, _wr_word_slice},
-                             {{31{_wr_word_slice_2}}, _wr_word_slice_2},
-                             {{31{_wr_word_slice_3}}, _wr_word_slice_3},
-                             {{31{_wr_word_slice_4}}, _wr_word_slice_4},
-                             {{31{_wr_word_slice_5}}, _wr_word_slice_5},
-                             {{31{_wr_word_slice_6}}, _wr_word_slice_6},
-                             {{31{_wr_word_slice_7}}, _wr_word_slice_7},
-                             {{31{_wr_word_slice_8}}, _wr_word_slice_8},
-                             {{31{_wr_word_slice_9}}, _wr_word_slice_9},
-                             {{31{_wr_word_slice_10}}, _wr_word_slice_10},
-                             {{31{_wr_word_slice_11}}, _wr_word_slice_11},
-                             {{31{_wr_word_slice_12}}, _wr_word_slice_12},
-                             {{31{_wr_word_slice_13}}, _wr_word_slice_13},
-                             {{31{_wr_word_slice_14}}, _wr_word_slice_14},
-                             {{31{_wr_word_slice_15}}, _wr_word_slice_15},
-                             {{31{_wr_word_slice_16}}, _wr_word_slice_16}};
-    assign wr_word = framer_frame_data & _wr_word_concat;
+    assign wr_keep_mask = {(framer_frame_keep[15] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[14] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[13] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[12] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[11] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[10] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[9] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[8] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[7] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[6] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[5] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[4] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[3] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[2] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[1] ? 32'hffffffff : 32'h0),
+                          (framer_frame_keep[0] ? 32'hffffffff : 32'h0)};
+    assign wr_word = framer_frame_data & wr_keep_mask;
     assign _framer_out_ready_not = ~lcrc_pending;
     assign wr_take = framer_frame_valid & _framer_out_ready_not;
     assign _wr_dropping_or = wr_drop | link_down;
     assign wr_dropping = wr_first ? (link_down | (wr_word[23] != epoch)) : _wr_dropping_or;
     assign _wr_crc_low_unit_mux = lcrc_pending ? 480'h0 : wr_word[479:0];
     assign wr_lcrc = ~wr_crc_low;
-    assign lcrc_room = ~_wr_word_slice;
+    assign lcrc_room = ~framer_frame_keep[15];
     assign wr_closes = lcrc_pending | (framer_frame_last & lcrc_room);
     assign wr_en = (wr_take | lcrc_pending) & (~(lcrc_pending ? wr_drop : wr_dropping));
-    assign concat_203 = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
+    assign concat_233 = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
     assign _ack_progress_sub = rx_ctl_ack - acked_seq;
     assign outstanding = (next_seq - 12'h1) - acked_seq;
     assign ackable = (frame_end_seq - 12'h1) - acked_seq;
@@ -424,7 +405,7 @@ module onic_optlink (
                               : (_send_ptr_and ? ack_ptr : send_ptr));
     assign _mid_frame_not = ~link_down;
     assign _replay_count_event_and = _send_ptr_and & replay_pending;
-    assign _replay_count_zext = {31'h0, replay_count_event};
+    assign replay_count_inc = {31'h0, replay_count_event};
     assign ctl_word = {416'h0, {16'h0, rx_limit},
                       {4'h0, (rx_next - 12'h1), 6'h0, (link_up & nak_pending),
                        (_replay_timer_not & heard), (link_up ? 8'h2 : 8'h1)}};
@@ -433,12 +414,12 @@ module onic_optlink (
     assign _tx_limit_eq = link_state == LINK_STATE_TRAINING;
     assign _tx_limit_mux = (_ack_progress_and | (rx_good_ts & _tx_limit_eq)) ? rx_ctl_limit
                            : tx_limit;
-    assign _resv_ptr_mux = link_down ? 9'h0 : (admit ? _frame_end_data_add : resv_ptr);
+    assign _resv_ptr_mux = link_down ? 9'h0 : (admit ? frame_end_next : resv_ptr);
     assign _lost_count_add = (enter_down ? {20'h0, outstanding} : 32'h0) + {31'h0, tx_discarded};
-    assign credit_starved = _tx_discarded_and & _tx_discard_not & peer_up & (~credit_ok);
+    assign credit_starved = tx_first_beat & tx_between & peer_up & (~credit_ok);
     assign credit_stall = credit_wait == 16'h4000;
     assign replay_rollover = link_up & (replay_num == 3'h4);
-    assign _stall_count_zext = {31'h0, stall_count_event};
+    assign stall_count_inc = {31'h0, stall_count_event};
     assign rx_word = rx_valid_r & phy_up;
     assign rx_is_ctl = rx_word & rx_ctl_r;
     assign rx_is_data = rx_word & (~rx_ctl_r);
@@ -481,53 +462,53 @@ module onic_optlink (
     assign rx_crc_ok = rx_data_r[511:480] == (~rx_crc_low);
     assign rx_good_ctl = rx_is_ctl & rx_crc_ok;
     assign rx_token_ok = (rx_data_r[31:24] == 8'hfb) & (~(11'h400 < rx_data_r[22:12]));
-    assign _rx_seq_ok_eq = rx_data_r[11:0] == rx_next;
-    assign _rx_seq_ok_mux = rx_first ? _rx_seq_ok_eq : rx_seq_ok;
-    assign _rx_dup_sub = rx_data_r[11:0] - rx_next;
-    assign _rx_dup_mux = rx_first ? _rx_dup_sub[11] : rx_dup;
-    assign _rx_storing_zext = {1'h0, rx_data_r[22:12]};
-    assign _rx_storing_add = _rx_storing_zext + 12'h14;
-    assign rx_storing = rx_first
-                        ? (rx_token_ok & _rx_seq_ok_eq
-                           & (~(rx_free < {5'h0, _rx_storing_add[10:4]})) & link_up)
-                        : rx_store;
+    assign rx_seq_next = rx_data_r[11:0] == rx_next;
+    assign rx_seq_ok_now = rx_first ? rx_seq_next : rx_seq_ok;
+    assign rx_seq_ahead = rx_data_r[11:0] - rx_next;
+    assign rx_dup_now = rx_first ? rx_seq_ahead[11] : rx_dup;
+    assign _rx_frame_words_zext = {1'h0, rx_data_r[22:12]};
+    assign _rx_frame_words_add = _rx_frame_words_zext + 12'h14;
+    assign rx_frame_words = {5'h0, _rx_frame_words_add[10:4]};
+    assign rx_space_ok = ~(rx_free < rx_frame_words);
+    assign rx_storing = rx_first ? (rx_token_ok & rx_seq_next & rx_space_ok & link_up) : rx_store;
     assign rx_len_ok_now = rx_first
                            ? (rx_data_r[22:12]
                               == (rx_data_r[158]
                                   ? {(rx_data_r[137:128] == 10'h0), rx_data_r[137:128]} : 11'h0))
                            : rx_len_ok;
-    assign _concat_679_mux = rx_first ? (rx_data_r[22:12] + 11'h5) : rx_dws_left;
-    assign _rx_frame_end_add = _rx_storing_zext + 12'h15;
-    assign _rx_frame_end_mux = rx_first ? _rx_frame_end_add[10:4] : rx_words_left;
-    assign _rx_frame_end_eq = _rx_frame_end_mux == 7'h1;
-    assign _concat_679_not = ~(_concat_679_mux < 11'h10);
-    assign _concat_679_ne = _concat_679_mux != 11'h0;
+    assign rx_dws_here = rx_first ? (rx_data_r[22:12] + 11'h5) : rx_dws_left;
+    assign _rx_left_now_add = _rx_frame_words_zext + 12'h15;
+    assign rx_left_now = rx_first ? _rx_left_now_add[10:4] : rx_words_left;
+    assign rx_last_word = rx_left_now == 7'h1;
+    assign rx_word_full = ~(rx_dws_here < 11'h10);
+    assign rx_keep = rx_word_full ? 16'hffff : (~(16'hffff << rx_dws_here[3:0]));
+    assign rx_has_dws = rx_dws_here != 11'h0;
+    assign rx_data_last = rx_has_dws & (~(11'h10 < rx_dws_here));
     assign rx_active = (rx_first & rx_token_ok) | rx_more;
     assign _rx_wr_and = rx_storing & rx_len_ok_now;
-    assign rx_wr = rx_active & _rx_wr_and & _concat_679_ne;
-    assign concat_679 = {(_concat_679_ne & (~(11'h10 < _concat_679_mux))),
-                        (_concat_679_not ? 16'hffff : (~(16'hffff << _concat_679_mux[3:0]))),
-                        rx_data_r};
-    assign rx_frame_end = rx_active & _rx_frame_end_eq;
-    assign _rx_commit_now_and = rx_frame_end & rx_crc_ok;
-    assign rx_commit_now = _rx_commit_now_and & _rx_wr_and;
-    assign rx_malformed = _rx_commit_now_and & rx_storing & (~rx_len_ok_now);
-    assign _nak_sent_or = rx_commit_now | rx_malformed;
+    assign rx_wr = rx_active & _rx_wr_and & rx_has_dws;
+    assign rx_buf_in = {rx_data_last, rx_keep, rx_data_r};
+    assign rx_frame_end = rx_active & rx_last_word;
+    assign rx_frame_good = rx_frame_end & rx_crc_ok;
+    assign rx_commit_now = rx_frame_good & _rx_wr_and;
+    assign rx_malformed = rx_frame_good & rx_storing & (~rx_len_ok_now);
+    assign rx_taken = rx_commit_now | rx_malformed;
+    assign rx_truncated = rx_is_ctl & rx_in_frame;
     assign _rx_bad_not = ~rx_crc_ok;
-    assign rx_bad = (rx_first & (~rx_token_ok)) | (rx_frame_end & _rx_bad_not)
-                    | (rx_is_ctl & rx_in_frame);
-    assign _rx_nak_or = (_rx_commit_now_and & (~_rx_seq_ok_mux) & (~_rx_dup_mux))
-                        | (_rx_commit_now_and & _rx_seq_ok_mux & (~rx_storing));
-    assign rx_nak = link_up & (~nak_sent) & (rx_bad | _rx_nak_or);
+    assign rx_bad = (rx_first & (~rx_token_ok)) | (rx_frame_end & _rx_bad_not) | rx_truncated;
+    assign rx_future = rx_frame_good & (~rx_seq_ok_now) & (~rx_dup_now);
+    assign rx_no_room = rx_frame_good & rx_seq_ok_now & (~rx_storing);
+    assign rx_nak = link_up & (~nak_sent) & (rx_bad | rx_future | rx_no_room);
+    assign rx_rewind = link_down | rx_bad | (rx_frame_end & (~rx_commit_now));
     assign _nak_pending_not = ~(ctl_sent & link_up);
-    assign _rx_wptr_add = rx_wptr + {8'h0, rx_wr};
-    assign _crc_error_count_zext = {31'h0, crc_error_count_event};
-    assign _nak_count_zext = {31'h0, nak_count_event};
-    assign _malformed_count_zext = {31'h0, malformed_count_event};
+    assign rx_wptr_inc = rx_wptr + {8'h0, rx_wr};
+    assign crc_error_count_inc = {31'h0, crc_error_count_event};
+    assign nak_count_inc = {31'h0, nak_count_event};
+    assign malformed_count_inc = {31'h0, malformed_count_event};
     assign rx_avail = rx_rptr != rx_commit_d;
     assign deframer_ready = deframer_in_ready;
     assign rx_took = rx_avail & deframer_ready;
-    assign _rx_rptr_add = rx_rptr + {8'h0, rx_took};
+    assign rx_rptr_next = rx_rptr + {8'h0, rx_took};
     assign quiet = quiet_cycles == 16'h1000;
     assign _heard_not = ~quiet;
     assign rx_fresh_ts = rx_good_ts & (~rx_ctl_seen);
@@ -542,9 +523,10 @@ module onic_optlink (
                                       ? LINK_STATE_DOWN : LINK_STATE_UP);
     assign link_state_next = link_down ? (phy_up ? LINK_STATE_TRAINING : LINK_STATE_DOWN)
                              : _link_state_next_mux;
-    assign unused = &{1'b0, _tx_in_slice_add_2[3:0], _tx_in_slice_add_2[11], _tx_in_slice_add[3:0],
-                    _tx_in_slice_add[11], _rx_dup_sub[10:0], _rx_storing_add[3:0],
-                    _rx_storing_add[11], _rx_frame_end_add[3:0], _rx_frame_end_add[11]};
+    assign unused = &{1'b0, _tx_in_frame_words_add[3:0], _tx_in_frame_words_add[11],
+                    _tx_in_data_words_add[3:0], _tx_in_data_words_add[11], rx_seq_ahead[10:0],
+                    _rx_frame_words_add[3:0], _rx_frame_words_add[11], _rx_left_now_add[3:0],
+                    _rx_left_now_add[11]};
 `ifndef SYNTHESIS
     // link_state by name, for waveform viewers
     wire [63:0] link_state_name;
@@ -559,8 +541,8 @@ module onic_optlink (
     onic_axis_skid #(.WIDTH(672)) tx_in_slice ( // hdlgen/axis/axis.go:414
         .clk(clk),
         .rst(rst),
-        .s_tdata({_tx_in_slice_add_2[10:4], _tx_in_slice_add[10:4], s_tlp_hdr, s_tlp_data,
-                 s_tlp_keep, s_tlp_sop, s_tlp_eop}),
+        .s_tdata({tx_in_frame_words, tx_in_data_words, s_tlp_hdr, s_tlp_data, s_tlp_keep, s_tlp_sop,
+                 s_tlp_eop}),
         .s_tvalid(s_tlp_valid),
         .s_tready(tx_in_slice_s_tready),
         .m_tdata(tx_in_slice_m_tdata),
@@ -568,7 +550,7 @@ module onic_optlink (
         .m_tready(tx_in_slice_m_ready)
     );
 
-    onic_optlink_framer framer ( // hdlgen/internal/optlink/link.go:258
+    onic_optlink_framer framer ( // hdlgen/internal/optlink/link.go:260
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tx_hdr),
@@ -576,7 +558,7 @@ module onic_optlink (
         .tlp_keep(tx_in_slice_m_tdata[17:2]),
         .tlp_sop(tx_in_slice_m_tdata[1]),
         .tlp_eop(tx_in_slice_m_tdata[0]),
-        .tlp_valid(_tx_take_and),
+        .tlp_valid(tx_offer),
         .seq(next_seq),
         .epoch(epoch),
         .tlp_ready(framer_tlp_ready),
@@ -587,37 +569,37 @@ module onic_optlink (
         .frame_ready(framer_out_ready)
     );
 
-    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:287
+    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:289
         .crc(lcrc_pending ? wr_crc : (wr_first ? 32'hffffffff : wr_crc)),
         .data(_wr_crc_low_unit_mux),
         .next(wr_crc_low)
     );
 
-    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:295
+    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:297
         .crc(wr_crc_low),
         .data(wr_word[511:480]),
         .next(wr_crc_next)
     );
 
-    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:370
+    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:372
         .crc(32'hffffffff),
         .data(ctl_word),
         .next(ctl_crc)
     );
 
-    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:453
+    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:455
         .crc(32'h0),
         .data(rx_data[479:0]),
         .next(rx_data_crc_in)
     );
 
-    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:478
+    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:480
         .crc(rx_crc_low),
         .data(rx_data_r[511:480]),
         .next(rx_crc_next)
     );
 
-    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:584
+    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:586
         .clk(clk),
         .rst(rst),
         .in_data(_deframer_memread[511:0]),
@@ -654,7 +636,7 @@ module onic_optlink (
         if (rst) begin
             rx_next <= 12'h0;
         end else begin
-            rx_next <= link_down ? 12'h0 : (_nak_sent_or ? (rx_next + 12'h1) : rx_next);
+            rx_next <= link_down ? 12'h0 : (rx_taken ? (rx_next + 12'h1) : rx_next);
         end
     end
 
@@ -663,7 +645,7 @@ module onic_optlink (
             ack_pending <= 1'h0;
         end else begin
             ack_pending <= link_down ? 1'h0
-                           : (_nak_sent_or | (_rx_commit_now_and & _rx_dup_mux)
+                           : (rx_taken | (rx_frame_good & rx_dup_now)
                               | (ack_pending & _nak_pending_not));
         end
     end
@@ -820,7 +802,7 @@ module onic_optlink (
     end
 
     always @(posedge clk) begin
-        frame_end_data <= _frame_end_data_add;
+        frame_end_data <= frame_end_next;
     end
 
     always @(posedge clk) begin
@@ -851,7 +833,7 @@ module onic_optlink (
         if (rst) begin
             lcrc_pending <= 1'h0;
         end else begin
-            lcrc_pending <= wr_take & framer_frame_last & _wr_word_slice;
+            lcrc_pending <= wr_take & framer_frame_last & framer_frame_keep[15];
         end
     end
 
@@ -966,8 +948,8 @@ module onic_optlink (
         if (rst) begin
             replay_count <= 32'h0;
         end else begin
-            replay_count <= ((~replay_count) < _replay_count_zext) ? 32'hffffffff
-                            : (replay_count + _replay_count_zext);
+            replay_count <= ((~replay_count) < replay_count_inc) ? 32'hffffffff
+                            : (replay_count + replay_count_inc);
         end
     end
 
@@ -1018,8 +1000,8 @@ module onic_optlink (
         if (rst) begin
             stall_count <= 32'h0;
         end else begin
-            stall_count <= ((~stall_count) < _stall_count_zext) ? 32'hffffffff
-                           : (stall_count + _stall_count_zext);
+            stall_count <= ((~stall_count) < stall_count_inc) ? 32'hffffffff
+                           : (stall_count + stall_count_inc);
         end
     end
 
@@ -1048,7 +1030,7 @@ module onic_optlink (
             rx_in_frame <= 1'h0;
         end else begin
             rx_in_frame <= link_down ? 1'h0
-                           : (rx_is_ctl ? 1'h0 : (rx_active ? (~_rx_frame_end_eq) : rx_in_frame));
+                           : (rx_is_ctl ? 1'h0 : (rx_active ? (~rx_last_word) : rx_in_frame));
         end
     end
 
@@ -1064,7 +1046,7 @@ module onic_optlink (
         if (rst) begin
             rx_words_left <= 7'h0;
         end else begin
-            rx_words_left <= rx_active ? (_rx_frame_end_mux - 7'h1) : rx_words_left;
+            rx_words_left <= rx_active ? (rx_left_now - 7'h1) : rx_words_left;
         end
     end
 
@@ -1072,7 +1054,7 @@ module onic_optlink (
         if (rst) begin
             rx_dws_left <= 11'h0;
         end else begin
-            rx_dws_left <= rx_active ? (_concat_679_not ? (_concat_679_mux - 11'h10) : 11'h0)
+            rx_dws_left <= rx_active ? (rx_word_full ? (rx_dws_here - 11'h10) : 11'h0)
                            : rx_dws_left;
         end
     end
@@ -1089,7 +1071,7 @@ module onic_optlink (
         if (rst) begin
             rx_seq_ok <= 1'h0;
         end else begin
-            rx_seq_ok <= _rx_seq_ok_mux;
+            rx_seq_ok <= rx_seq_ok_now;
         end
     end
 
@@ -1097,7 +1079,7 @@ module onic_optlink (
         if (rst) begin
             rx_dup <= 1'h0;
         end else begin
-            rx_dup <= _rx_dup_mux;
+            rx_dup <= rx_dup_now;
         end
     end
 
@@ -1111,7 +1093,7 @@ module onic_optlink (
         if (rst) begin
             nak_sent <= 1'h0;
         end else begin
-            nak_sent <= link_down ? 1'h0 : (_nak_sent_or ? 1'h0 : (nak_sent | rx_nak));
+            nak_sent <= link_down ? 1'h0 : (rx_taken ? 1'h0 : (nak_sent | rx_nak));
         end
     end
 
@@ -1119,8 +1101,7 @@ module onic_optlink (
         if (rst) begin
             rx_wptr <= 9'h0;
         end else begin
-            rx_wptr <= (link_down | rx_bad | (rx_frame_end & (~rx_commit_now))) ? rx_commit
-                       : _rx_wptr_add;
+            rx_wptr <= rx_rewind ? rx_commit : rx_wptr_inc;
         end
     end
 
@@ -1128,7 +1109,7 @@ module onic_optlink (
         if (rst) begin
             rx_commit <= 9'h0;
         end else begin
-            rx_commit <= rx_commit_now ? _rx_wptr_add : rx_commit;
+            rx_commit <= rx_commit_now ? rx_wptr_inc : rx_commit;
         end
     end
 
@@ -1136,7 +1117,7 @@ module onic_optlink (
         if (rst) begin
             rx_rptr <= 9'h0;
         end else begin
-            rx_rptr <= _rx_rptr_add;
+            rx_rptr <= rx_rptr_next;
         end
     end
 
@@ -1200,8 +1181,8 @@ module onic_optlink (
         if (rst) begin
             crc_error_count <= 32'h0;
         end else begin
-            crc_error_count <= ((~crc_error_count) < _crc_error_count_zext) ? 32'hffffffff
-                               : (crc_error_count + _crc_error_count_zext);
+            crc_error_count <= ((~crc_error_count) < crc_error_count_inc) ? 32'hffffffff
+                               : (crc_error_count + crc_error_count_inc);
         end
     end
 
@@ -1217,8 +1198,8 @@ module onic_optlink (
         if (rst) begin
             nak_count <= 32'h0;
         end else begin
-            nak_count <= ((~nak_count) < _nak_count_zext) ? 32'hffffffff
-                         : (nak_count + _nak_count_zext);
+            nak_count <= ((~nak_count) < nak_count_inc) ? 32'hffffffff
+                         : (nak_count + nak_count_inc);
         end
     end
 
@@ -1234,8 +1215,8 @@ module onic_optlink (
         if (rst) begin
             malformed_count <= 32'h0;
         end else begin
-            malformed_count <= ((~malformed_count) < _malformed_count_zext) ? 32'hffffffff
-                               : (malformed_count + _malformed_count_zext);
+            malformed_count <= ((~malformed_count) < malformed_count_inc) ? 32'hffffffff
+                               : (malformed_count + malformed_count_inc);
         end
     end
 
@@ -1248,7 +1229,7 @@ module onic_optlink (
     end
 
     always @(posedge clk) begin
-        _deframer_memread <= rx_buf[_rx_rptr_add[7:0]];
+        _deframer_memread <= rx_buf[rx_rptr_next[7:0]];
     end
 
     always @(posedge clk) begin
@@ -1294,13 +1275,13 @@ module onic_optlink (
 
     always @(posedge clk) begin
         if (wr_en) begin
-            replay_buf[wr_ptr[7:0]] <= concat_203;
+            replay_buf[wr_ptr[7:0]] <= concat_233;
         end
     end
 
     always @(posedge clk) begin
         if (rx_wr) begin
-            rx_buf[rx_wptr[7:0]] <= concat_679;
+            rx_buf[rx_wptr[7:0]] <= rx_buf_in;
         end
     end
 
