@@ -687,12 +687,17 @@ func (m *Module) SatAddU(a, b Value) Value {
 	if b.Width() > w {
 		panic(fmt.Sprintf("ir: SatAddU of %d bits to %d", b.Width(), w))
 	}
-	if b.Width() < w {
-		b = m.Zext(b, w)
+	// A narrower b is widened where each use needs it (the two uses
+	// then print inline, not through a made-up temporary).
+	wide := func() Value {
+		if b.Width() < w {
+			return m.Zext(b, w)
+		}
+		return b
 	}
 	// a+b overflows when b is more than what a lacks of all ones (^a):
 	// worked out beside the sum, so that no wider sum is needed twice.
-	return m.Mux(m.LtU(m.Not(a), b), m.Not(m.Const(w, 0)), m.Add(a, b))
+	return m.Mux(m.LtU(m.Not(a), wide()), m.Not(m.Const(w, 0)), m.Add(a, wide()))
 }
 
 // And is a&b.

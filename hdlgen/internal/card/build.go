@@ -514,7 +514,7 @@ func Build(name string, p Parts) *ir.Module {
 			if pt.Name == "count_unexpected_completion_total" {
 				sum = m.SatAddU(sum, m.SatAddU(ptOut["port_a"]["unexpected"], ptOut["port_b"]["unexpected"]))
 			}
-			m.Output("port_in_"+pt.Name, sum)
+			m.Output("port_in_"+pt.Name, m.Named("port_in_"+strings.TrimSuffix(pt.Name, "_total")+"_sum", sum))
 		}
 	}
 	// Ports' non-posted requests toward the host dropped with the tag

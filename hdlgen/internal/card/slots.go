@@ -109,7 +109,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 		for i, in := range ins {
 			into(sin, "s_"+ingressNames[i]+"_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[i][k].Valid})
 		}
-		w, r := page(slotLite.AWAddr, k), page(slotLite.ARAddr, k)
+		w, r := m.Named(p+"_page_write", page(slotLite.AWAddr, k)), m.Named(p+"_page_read", page(slotLite.ARAddr, k))
 		selW, selR = append(selW, w), append(selR, r)
 		slotLite.Select(m, w, r, local).Into(sin, "s_axil_")
 		ready := m.Wire(p+"_out_ready", 1)
@@ -129,8 +129,8 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 		byEgress[s.Config.Egress] = append(byEgress[s.Config.Egress], o)
 	}
 	// Pages no slot has (fewer than four slots) read 0.
-	none := m.Not(m.Any(selW...))
-	noneR := m.Not(m.Any(selR...))
+	none := m.Named("no_slot_page_write", m.Not(m.Any(selW...)))
+	noneR := m.Named("no_slot_page_read", m.Not(m.Any(selR...)))
 	answers = append(answers, slotLite.Select(m, none, noneR, nil).Zero(m, "no_slot_axil"))
 	selW, selR = append(selW, none), append(selR, noneR)
 	return byEgress, axil.Choose(m, selW, selR, answers)

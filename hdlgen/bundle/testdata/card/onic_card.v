@@ -319,27 +319,27 @@ module onic_card (
     wire port_b_from_link_eop; // hdlgen/internal/card/build.go:146
     wire port_b_from_link_valid; // hdlgen/internal/card/build.go:146
     wire port_b_link_s_ready; // hdlgen/internal/card/build.go:502
-    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:515
-    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:515
-    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:513
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:515
+    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:515
+    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:513
     wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:536
     wire host_in_valid_fenced; // hdlgen/internal/card/build.go:536
     wire host_register_write; // hdlgen/internal/card/build.go:545
@@ -422,32 +422,32 @@ module onic_card (
     wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:173
     wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:174
     wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:175
-    wire _slot0_ltu_2; // hdlgen/internal/card/slots.go:99
-    wire _slot0_and_2; // hdlgen/internal/card/slots.go:99
-    wire _slot0_ltu; // hdlgen/internal/card/slots.go:99
-    wire _slot0_and; // hdlgen/internal/card/slots.go:99
+    wire _slot0_page_write_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot0_page_write; // hdlgen/internal/card/slots.go:99
+    wire _slot0_page_read_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot0_page_read; // hdlgen/internal/card/slots.go:99
     wire [12:0] _slot0_concat_2; // hdlgen/internal/card/slots.go:104
     wire [12:0] _slot0_concat; // hdlgen/internal/card/slots.go:104
     wire slot0_out_ready; // hdlgen/internal/card/slots.go:115
     wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:135
-    wire _slot1_ltu_2; // hdlgen/internal/card/slots.go:99
-    wire _slot1_and_2; // hdlgen/internal/card/slots.go:99
-    wire _slot1_ltu; // hdlgen/internal/card/slots.go:99
-    wire _slot1_and; // hdlgen/internal/card/slots.go:99
+    wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot1_page_write; // hdlgen/internal/card/slots.go:99
+    wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot1_page_read; // hdlgen/internal/card/slots.go:99
     wire slot1_out_ready; // hdlgen/internal/card/slots.go:115
     wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:135
-    wire _slot2_ltu_2; // hdlgen/internal/card/slots.go:99
-    wire _slot2_and_2; // hdlgen/internal/card/slots.go:99
-    wire _slot2_ltu; // hdlgen/internal/card/slots.go:99
-    wire _slot2_and; // hdlgen/internal/card/slots.go:99
+    wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot2_page_write; // hdlgen/internal/card/slots.go:99
+    wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:99
+    wire slot2_page_read; // hdlgen/internal/card/slots.go:99
     wire slot2_out_ready; // hdlgen/internal/card/slots.go:115
     wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:135
-    wire _slot3_and_2; // hdlgen/internal/card/slots.go:99
-    wire _slot3_and; // hdlgen/internal/card/slots.go:99
+    wire slot3_page_write; // hdlgen/internal/card/slots.go:99
+    wire slot3_page_read; // hdlgen/internal/card/slots.go:99
     wire slot3_out_ready; // hdlgen/internal/card/slots.go:115
     wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:135
-    wire _no_slot_axil_bvalid_not; // hdlgen/internal/card/slots.go:132
-    wire _no_slot_axil_rvalid_not_2; // hdlgen/internal/card/slots.go:133
+    wire no_slot_page_write; // hdlgen/internal/card/slots.go:132
+    wire no_slot_page_read; // hdlgen/internal/card/slots.go:133
     wire _no_slot_axil_bvalid_and; // hdlgen/axil/bus.go:67
     wire _no_slot_axil_rvalid_not; // hdlgen/axil/bus.go:69
     wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:82
@@ -1124,94 +1124,107 @@ module onic_card (
     assign port_b_from_link_eop = port_b_link_m_tlp_eop;
     assign port_b_from_link_valid = port_b_link_m_tlp_valid;
     assign port_b_link_s_ready = port_b_link_s_tlp_ready;
-    assign _port_in_count_ok_total_mux = ((~port_a_in_count_ok_total) < port_b_in_count_ok_total)
-                                         ? 32'hffffffff
-                                         : (port_a_in_count_ok_total + port_b_in_count_ok_total);
-    assign _port_in_count_not_for_us_total_mux = ((~port_a_in_count_not_for_us_total)
-                                                   < port_b_in_count_not_for_us_total)
-            ? 32'hffffffff : (port_a_in_count_not_for_us_total + port_b_in_count_not_for_us_total);
-    assign _port_in_count_window_miss_total_mux = ((~port_a_in_count_window_miss_total)
-                                                    < port_b_in_count_window_miss_total)
-            ? 32'hffffffff
-            : (port_a_in_count_window_miss_total + port_b_in_count_window_miss_total);
-    assign _port_in_count_mapping_disabled_total_mux = ((~port_a_in_count_mapping_disabled_total)
-                                                         < port_b_in_count_mapping_disabled_total)
-            ? 32'hffffffff
-            : (port_a_in_count_mapping_disabled_total + port_b_in_count_mapping_disabled_total);
-    assign _port_in_count_port_down_total_mux = ((~port_a_in_count_port_down_total)
-                                                  < port_b_in_count_port_down_total)
+    assign port_in_count_ok_sum = ((~port_a_in_count_ok_total) < port_b_in_count_ok_total)
+                                  ? 32'hffffffff
+                                  : (port_a_in_count_ok_total + port_b_in_count_ok_total);
+    assign port_in_count_not_for_us_sum = ((~port_a_in_count_not_for_us_total)
+                                            < port_b_in_count_not_for_us_total)
+                                          ? 32'hffffffff
+                                          : (port_a_in_count_not_for_us_total
+                                             + port_b_in_count_not_for_us_total);
+    assign port_in_count_window_miss_sum = ((~port_a_in_count_window_miss_total)
+                                             < port_b_in_count_window_miss_total)
+                                           ? 32'hffffffff
+                                           : (port_a_in_count_window_miss_total
+                                              + port_b_in_count_window_miss_total);
+    assign port_in_count_mapping_disabled_sum = ((~port_a_in_count_mapping_disabled_total)
+                                                  < port_b_in_count_mapping_disabled_total)
                                                 ? 32'hffffffff
-                                                : (port_a_in_count_port_down_total
-                                                   + port_b_in_count_port_down_total);
-    assign _port_in_count_denied_total_mux = ((~port_a_in_count_denied_total)
-                                               < port_b_in_count_denied_total)
-                                             ? 32'hffffffff
-                                             : (port_a_in_count_denied_total
-                                                + port_b_in_count_denied_total);
-    assign _port_in_count_no_proxy_id_total_mux = ((~port_a_in_count_no_proxy_id_total)
-                                                    < port_b_in_count_no_proxy_id_total)
-            ? 32'hffffffff
-            : (port_a_in_count_no_proxy_id_total + port_b_in_count_no_proxy_id_total);
-    assign _port_in_count_unexpected_completion_total_mux_3 = ((~port_a_in_count_unexpected_completion_total)
-                                                                < port_b_in_count_unexpected_completion_total)
+                                                : (port_a_in_count_mapping_disabled_total
+                                                   + port_b_in_count_mapping_disabled_total);
+    assign port_in_count_port_down_sum = ((~port_a_in_count_port_down_total)
+                                           < port_b_in_count_port_down_total)
+                                         ? 32'hffffffff
+                                         : (port_a_in_count_port_down_total
+                                            + port_b_in_count_port_down_total);
+    assign port_in_count_denied_sum = ((~port_a_in_count_denied_total)
+                                        < port_b_in_count_denied_total)
+                                      ? 32'hffffffff
+                                      : (port_a_in_count_denied_total
+                                         + port_b_in_count_denied_total);
+    assign port_in_count_no_proxy_id_sum = ((~port_a_in_count_no_proxy_id_total)
+                                             < port_b_in_count_no_proxy_id_total)
+                                           ? 32'hffffffff
+                                           : (port_a_in_count_no_proxy_id_total
+                                              + port_b_in_count_no_proxy_id_total);
+    assign _port_in_count_unexpected_completion_sum_mux_2 = ((~port_a_in_count_unexpected_completion_total)
+                                                              < port_b_in_count_unexpected_completion_total)
             ? 32'hffffffff
             : (port_a_in_count_unexpected_completion_total
                + port_b_in_count_unexpected_completion_total);
-    assign _port_in_count_unexpected_completion_total_mux_2 = ((~port_a_tags_unexpected)
-                                                                < port_b_tags_unexpected)
+    assign _port_in_count_unexpected_completion_sum_mux = ((~port_a_tags_unexpected)
+                                                            < port_b_tags_unexpected)
             ? 32'hffffffff : (port_a_tags_unexpected + port_b_tags_unexpected);
-    assign _port_in_count_unexpected_completion_total_mux = ((~_port_in_count_unexpected_completion_total_mux_3)
-                                                              < _port_in_count_unexpected_completion_total_mux_2)
+    assign port_in_count_unexpected_completion_sum = ((~_port_in_count_unexpected_completion_sum_mux_2)
+                                                       < _port_in_count_unexpected_completion_sum_mux)
             ? 32'hffffffff
-            : (_port_in_count_unexpected_completion_total_mux_3
-               + _port_in_count_unexpected_completion_total_mux_2);
-    assign _port_in_count_unsupported_total_mux = ((~port_a_in_count_unsupported_total)
-                                                    < port_b_in_count_unsupported_total)
-            ? 32'hffffffff
-            : (port_a_in_count_unsupported_total + port_b_in_count_unsupported_total);
-    assign _port_in_count_relay_denied_total_mux = ((~port_a_in_count_relay_denied_total)
-                                                     < port_b_in_count_relay_denied_total)
-            ? 32'hffffffff
-            : (port_a_in_count_relay_denied_total + port_b_in_count_relay_denied_total);
-    assign _port_in_count_msix_address_total_mux = ((~port_a_in_count_msix_address_total)
-                                                     < port_b_in_count_msix_address_total)
-            ? 32'hffffffff
-            : (port_a_in_count_msix_address_total + port_b_in_count_msix_address_total);
-    assign _port_in_count_malformed_total_mux = ((~port_a_in_count_malformed_total)
-                                                  < port_b_in_count_malformed_total)
-                                                ? 32'hffffffff
-                                                : (port_a_in_count_malformed_total
-                                                   + port_b_in_count_malformed_total);
-    assign _port_in_count_bus_master_disabled_total_mux = ((~port_a_in_count_bus_master_disabled_total)
-                                                            < port_b_in_count_bus_master_disabled_total)
+            : (_port_in_count_unexpected_completion_sum_mux_2
+               + _port_in_count_unexpected_completion_sum_mux);
+    assign port_in_count_unsupported_sum = ((~port_a_in_count_unsupported_total)
+                                             < port_b_in_count_unsupported_total)
+                                           ? 32'hffffffff
+                                           : (port_a_in_count_unsupported_total
+                                              + port_b_in_count_unsupported_total);
+    assign port_in_count_relay_denied_sum = ((~port_a_in_count_relay_denied_total)
+                                              < port_b_in_count_relay_denied_total)
+                                            ? 32'hffffffff
+                                            : (port_a_in_count_relay_denied_total
+                                               + port_b_in_count_relay_denied_total);
+    assign port_in_count_msix_address_sum = ((~port_a_in_count_msix_address_total)
+                                              < port_b_in_count_msix_address_total)
+                                            ? 32'hffffffff
+                                            : (port_a_in_count_msix_address_total
+                                               + port_b_in_count_msix_address_total);
+    assign port_in_count_malformed_sum = ((~port_a_in_count_malformed_total)
+                                           < port_b_in_count_malformed_total)
+                                         ? 32'hffffffff
+                                         : (port_a_in_count_malformed_total
+                                            + port_b_in_count_malformed_total);
+    assign port_in_count_bus_master_disabled_sum = ((~port_a_in_count_bus_master_disabled_total)
+                                                     < port_b_in_count_bus_master_disabled_total)
             ? 32'hffffffff
             : (port_a_in_count_bus_master_disabled_total
                + port_b_in_count_bus_master_disabled_total);
-    assign _port_in_deny_no_domain_total_mux = ((~port_a_in_deny_no_domain_total)
-                                                 < port_b_in_deny_no_domain_total)
-                                               ? 32'hffffffff
-                                               : (port_a_in_deny_no_domain_total
-                                                  + port_b_in_deny_no_domain_total);
-    assign _port_in_deny_no_range_total_mux = ((~port_a_in_deny_no_range_total)
-                                                < port_b_in_deny_no_range_total)
-                                              ? 32'hffffffff
-                                              : (port_a_in_deny_no_range_total
-                                                 + port_b_in_deny_no_range_total);
-    assign _port_in_deny_read_denied_total_mux = ((~port_a_in_deny_read_denied_total)
-                                                   < port_b_in_deny_read_denied_total)
-            ? 32'hffffffff : (port_a_in_deny_read_denied_total + port_b_in_deny_read_denied_total);
-    assign _port_in_deny_write_denied_total_mux = ((~port_a_in_deny_write_denied_total)
-                                                    < port_b_in_deny_write_denied_total)
-            ? 32'hffffffff
-            : (port_a_in_deny_write_denied_total + port_b_in_deny_write_denied_total);
-    assign _port_in_deny_egress_denied_total_mux = ((~port_a_in_deny_egress_denied_total)
-                                                     < port_b_in_deny_egress_denied_total)
-            ? 32'hffffffff
-            : (port_a_in_deny_egress_denied_total + port_b_in_deny_egress_denied_total);
-    assign _port_in_deny_source_invalid_total_mux = ((~port_a_in_deny_source_invalid_total)
-                                                      < port_b_in_deny_source_invalid_total)
-            ? 32'hffffffff
-            : (port_a_in_deny_source_invalid_total + port_b_in_deny_source_invalid_total);
+    assign port_in_deny_no_domain_sum = ((~port_a_in_deny_no_domain_total)
+                                          < port_b_in_deny_no_domain_total)
+                                        ? 32'hffffffff
+                                        : (port_a_in_deny_no_domain_total
+                                           + port_b_in_deny_no_domain_total);
+    assign port_in_deny_no_range_sum = ((~port_a_in_deny_no_range_total)
+                                         < port_b_in_deny_no_range_total)
+                                       ? 32'hffffffff
+                                       : (port_a_in_deny_no_range_total
+                                          + port_b_in_deny_no_range_total);
+    assign port_in_deny_read_denied_sum = ((~port_a_in_deny_read_denied_total)
+                                            < port_b_in_deny_read_denied_total)
+                                          ? 32'hffffffff
+                                          : (port_a_in_deny_read_denied_total
+                                             + port_b_in_deny_read_denied_total);
+    assign port_in_deny_write_denied_sum = ((~port_a_in_deny_write_denied_total)
+                                             < port_b_in_deny_write_denied_total)
+                                           ? 32'hffffffff
+                                           : (port_a_in_deny_write_denied_total
+                                              + port_b_in_deny_write_denied_total);
+    assign port_in_deny_egress_denied_sum = ((~port_a_in_deny_egress_denied_total)
+                                              < port_b_in_deny_egress_denied_total)
+                                            ? 32'hffffffff
+                                            : (port_a_in_deny_egress_denied_total
+                                               + port_b_in_deny_egress_denied_total);
+    assign port_in_deny_source_invalid_sum = ((~port_a_in_deny_source_invalid_total)
+                                               < port_b_in_deny_source_invalid_total)
+                                             ? 32'hffffffff
+                                             : (port_a_in_deny_source_invalid_total
+                                                + port_b_in_deny_source_invalid_total);
     assign _host_in_valid_fenced_not = ~register_fence;
     assign host_in_valid_fenced = host_in_valid & _host_in_valid_fenced_not;
     assign host_register_write = (host_in_data[656:652] == 5'h0) & (host_in_data[659:658] == 2'h1)
@@ -1290,13 +1303,12 @@ module onic_card (
                                       | _regs_m_slot_axil_awready_mux);
     assign regs_m_slot_axil_wready = (_regs_m_slot_axil_wready_or | _regs_m_slot_axil_awready_mux);
     assign regs_m_slot_axil_bvalid = (_regs_m_slot_axil_bvalid_or
-                                     | (_no_slot_axil_bvalid_not ? no_slot_axil_bvalid : 1'h0));
+                                     | (no_slot_page_write ? no_slot_axil_bvalid : 1'h0));
     assign regs_m_slot_axil_bresp = _regs_m_slot_axil_bresp_or;
     assign regs_m_slot_axil_arready = (_regs_m_slot_axil_arready_or
-                                      | (_no_slot_axil_rvalid_not_2 ? _no_slot_axil_rvalid_not
-                                         : 1'h0));
+                                      | (no_slot_page_read ? _no_slot_axil_rvalid_not : 1'h0));
     assign regs_m_slot_axil_rvalid = (_regs_m_slot_axil_rvalid_or
-                                     | (_no_slot_axil_rvalid_not_2 ? no_slot_axil_rvalid : 1'h0));
+                                     | (no_slot_page_read ? no_slot_axil_rvalid : 1'h0));
     assign regs_m_slot_axil_rdata = _regs_m_slot_axil_rdata_or;
     assign regs_m_slot_axil_rresp = _regs_m_slot_axil_rresp_or;
     assign local_busy = regs_busy | m_local_merge_valid | manager_m_local_tlp_valid
@@ -1348,70 +1360,71 @@ module onic_card (
                                                   & kernel_demux_port_b_ready2)
                                                | (kernel_demux_port_b_to3
                                                   & kernel_demux_port_b_ready3);
-    assign _slot0_ltu_2 = regs_m_slot_axil_awaddr < 16'h3000;
-    assign _slot0_and_2 = (~(regs_m_slot_axil_awaddr < 16'h1000)) & _slot0_ltu_2;
-    assign _slot0_ltu = regs_m_slot_axil_araddr < 16'h3000;
-    assign _slot0_and = (~(regs_m_slot_axil_araddr < 16'h1000)) & _slot0_ltu;
+    assign _slot0_page_write_ltu = regs_m_slot_axil_awaddr < 16'h3000;
+    assign slot0_page_write = (~(regs_m_slot_axil_awaddr < 16'h1000)) & _slot0_page_write_ltu;
+    assign _slot0_page_read_ltu = regs_m_slot_axil_araddr < 16'h3000;
+    assign slot0_page_read = (~(regs_m_slot_axil_araddr < 16'h1000)) & _slot0_page_read_ltu;
     assign _slot0_concat_2 = {(~regs_m_slot_axil_awaddr[12]), regs_m_slot_axil_awaddr[11:0]};
     assign _slot0_concat = {(~regs_m_slot_axil_araddr[12]), regs_m_slot_axil_araddr[11:0]};
     assign slot0_out_ready = slot0_to_egress_ready;
     assign slot0_to_egress_ready = (rq_merge_out_ready & rq_merge_grant1);
-    assign _slot1_ltu_2 = regs_m_slot_axil_awaddr < 16'h5000;
-    assign _slot1_and_2 = (~_slot0_ltu_2) & _slot1_ltu_2;
-    assign _slot1_ltu = regs_m_slot_axil_araddr < 16'h5000;
-    assign _slot1_and = (~_slot0_ltu) & _slot1_ltu;
+    assign _slot1_page_write_ltu = regs_m_slot_axil_awaddr < 16'h5000;
+    assign slot1_page_write = (~_slot0_page_write_ltu) & _slot1_page_write_ltu;
+    assign _slot1_page_read_ltu = regs_m_slot_axil_araddr < 16'h5000;
+    assign slot1_page_read = (~_slot0_page_read_ltu) & _slot1_page_read_ltu;
     assign slot1_out_ready = slot1_to_egress_ready;
     assign slot1_to_egress_ready = (rq_merge_out_ready & rq_merge_grant2);
-    assign _slot2_ltu_2 = regs_m_slot_axil_awaddr < 16'h7000;
-    assign _slot2_and_2 = (~_slot1_ltu_2) & _slot2_ltu_2;
-    assign _slot2_ltu = regs_m_slot_axil_araddr < 16'h7000;
-    assign _slot2_and = (~_slot1_ltu) & _slot2_ltu;
+    assign _slot2_page_write_ltu = regs_m_slot_axil_awaddr < 16'h7000;
+    assign slot2_page_write = (~_slot1_page_write_ltu) & _slot2_page_write_ltu;
+    assign _slot2_page_read_ltu = regs_m_slot_axil_araddr < 16'h7000;
+    assign slot2_page_read = (~_slot1_page_read_ltu) & _slot2_page_read_ltu;
     assign slot2_out_ready = slot2_to_egress_ready;
     assign slot2_to_egress_ready = (rq_merge_out_ready & rq_merge_grant3);
-    assign _slot3_and_2 = (~_slot2_ltu_2) & (regs_m_slot_axil_awaddr < 16'h8000);
-    assign _slot3_and = (~_slot2_ltu) & (regs_m_slot_axil_araddr < 16'h8000);
+    assign slot3_page_write = (~_slot2_page_write_ltu) & (regs_m_slot_axil_awaddr < 16'h8000);
+    assign slot3_page_read = (~_slot2_page_read_ltu) & (regs_m_slot_axil_araddr < 16'h8000);
     assign slot3_out_ready = slot3_to_egress_ready;
     assign slot3_to_egress_ready = (rq_merge_out_ready & rq_merge_grant4);
-    assign _no_slot_axil_bvalid_not = ~(_slot0_and_2 | _slot1_and_2 | _slot2_and_2 | _slot3_and_2);
-    assign _no_slot_axil_rvalid_not_2 = ~(_slot0_and | _slot1_and | _slot2_and | _slot3_and);
-    assign _no_slot_axil_bvalid_and = regs_m_slot_axil_awvalid & _no_slot_axil_bvalid_not
-                                      & regs_m_slot_axil_wvalid & _no_slot_axil_bvalid_not
+    assign no_slot_page_write = ~(slot0_page_write | slot1_page_write | slot2_page_write
+                                | slot3_page_write);
+    assign no_slot_page_read = ~(slot0_page_read | slot1_page_read | slot2_page_read
+                               | slot3_page_read);
+    assign _no_slot_axil_bvalid_and = regs_m_slot_axil_awvalid & no_slot_page_write
+                                      & regs_m_slot_axil_wvalid & no_slot_page_write
                                       & (~no_slot_axil_bvalid);
     assign _no_slot_axil_rvalid_not = ~no_slot_axil_rvalid;
-    assign _regs_m_slot_axil_awready_mux = _no_slot_axil_bvalid_not ? _no_slot_axil_bvalid_and
-                                           : 1'h0;
-    assign _regs_m_slot_axil_awready_or = (_slot0_and_2 ? slot0_s_axil_awready : 1'h0)
-                                          | (_slot1_and_2 ? slot1_s_axil_awready : 1'h0)
-                                          | (_slot2_and_2 ? slot2_s_axil_awready : 1'h0)
-                                          | (_slot3_and_2 ? slot3_s_axil_awready : 1'h0);
-    assign _regs_m_slot_axil_wready_or = (_slot0_and_2 ? slot0_s_axil_wready : 1'h0)
-                                         | (_slot1_and_2 ? slot1_s_axil_wready : 1'h0)
-                                         | (_slot2_and_2 ? slot2_s_axil_wready : 1'h0)
-                                         | (_slot3_and_2 ? slot3_s_axil_wready : 1'h0);
-    assign _regs_m_slot_axil_bvalid_or = (_slot0_and_2 ? slot0_s_axil_bvalid : 1'h0)
-                                         | (_slot1_and_2 ? slot1_s_axil_bvalid : 1'h0)
-                                         | (_slot2_and_2 ? slot2_s_axil_bvalid : 1'h0)
-                                         | (_slot3_and_2 ? slot3_s_axil_bvalid : 1'h0);
-    assign _regs_m_slot_axil_bresp_or = (_slot0_and_2 ? slot0_s_axil_bresp : 2'h0)
-                                        | (_slot1_and_2 ? slot1_s_axil_bresp : 2'h0)
-                                        | (_slot2_and_2 ? slot2_s_axil_bresp : 2'h0)
-                                        | (_slot3_and_2 ? slot3_s_axil_bresp : 2'h0);
-    assign _regs_m_slot_axil_arready_or = (_slot0_and ? slot0_s_axil_arready : 1'h0)
-                                          | (_slot1_and ? slot1_s_axil_arready : 1'h0)
-                                          | (_slot2_and ? slot2_s_axil_arready : 1'h0)
-                                          | (_slot3_and ? slot3_s_axil_arready : 1'h0);
-    assign _regs_m_slot_axil_rvalid_or = (_slot0_and ? slot0_s_axil_rvalid : 1'h0)
-                                         | (_slot1_and ? slot1_s_axil_rvalid : 1'h0)
-                                         | (_slot2_and ? slot2_s_axil_rvalid : 1'h0)
-                                         | (_slot3_and ? slot3_s_axil_rvalid : 1'h0);
-    assign _regs_m_slot_axil_rdata_or = (_slot0_and ? slot0_s_axil_rdata : 32'h0)
-                                        | (_slot1_and ? slot1_s_axil_rdata : 32'h0)
-                                        | (_slot2_and ? slot2_s_axil_rdata : 32'h0)
-                                        | (_slot3_and ? slot3_s_axil_rdata : 32'h0);
-    assign _regs_m_slot_axil_rresp_or = (_slot0_and ? slot0_s_axil_rresp : 2'h0)
-                                        | (_slot1_and ? slot1_s_axil_rresp : 2'h0)
-                                        | (_slot2_and ? slot2_s_axil_rresp : 2'h0)
-                                        | (_slot3_and ? slot3_s_axil_rresp : 2'h0);
+    assign _regs_m_slot_axil_awready_mux = no_slot_page_write ? _no_slot_axil_bvalid_and : 1'h0;
+    assign _regs_m_slot_axil_awready_or = (slot0_page_write ? slot0_s_axil_awready : 1'h0)
+                                          | (slot1_page_write ? slot1_s_axil_awready : 1'h0)
+                                          | (slot2_page_write ? slot2_s_axil_awready : 1'h0)
+                                          | (slot3_page_write ? slot3_s_axil_awready : 1'h0);
+    assign _regs_m_slot_axil_wready_or = (slot0_page_write ? slot0_s_axil_wready : 1'h0)
+                                         | (slot1_page_write ? slot1_s_axil_wready : 1'h0)
+                                         | (slot2_page_write ? slot2_s_axil_wready : 1'h0)
+                                         | (slot3_page_write ? slot3_s_axil_wready : 1'h0);
+    assign _regs_m_slot_axil_bvalid_or = (slot0_page_write ? slot0_s_axil_bvalid : 1'h0)
+                                         | (slot1_page_write ? slot1_s_axil_bvalid : 1'h0)
+                                         | (slot2_page_write ? slot2_s_axil_bvalid : 1'h0)
+                                         | (slot3_page_write ? slot3_s_axil_bvalid : 1'h0);
+    assign _regs_m_slot_axil_bresp_or = (slot0_page_write ? slot0_s_axil_bresp : 2'h0)
+                                        | (slot1_page_write ? slot1_s_axil_bresp : 2'h0)
+                                        | (slot2_page_write ? slot2_s_axil_bresp : 2'h0)
+                                        | (slot3_page_write ? slot3_s_axil_bresp : 2'h0);
+    assign _regs_m_slot_axil_arready_or = (slot0_page_read ? slot0_s_axil_arready : 1'h0)
+                                          | (slot1_page_read ? slot1_s_axil_arready : 1'h0)
+                                          | (slot2_page_read ? slot2_s_axil_arready : 1'h0)
+                                          | (slot3_page_read ? slot3_s_axil_arready : 1'h0);
+    assign _regs_m_slot_axil_rvalid_or = (slot0_page_read ? slot0_s_axil_rvalid : 1'h0)
+                                         | (slot1_page_read ? slot1_s_axil_rvalid : 1'h0)
+                                         | (slot2_page_read ? slot2_s_axil_rvalid : 1'h0)
+                                         | (slot3_page_read ? slot3_s_axil_rvalid : 1'h0);
+    assign _regs_m_slot_axil_rdata_or = (slot0_page_read ? slot0_s_axil_rdata : 32'h0)
+                                        | (slot1_page_read ? slot1_s_axil_rdata : 32'h0)
+                                        | (slot2_page_read ? slot2_s_axil_rdata : 32'h0)
+                                        | (slot3_page_read ? slot3_s_axil_rdata : 32'h0);
+    assign _regs_m_slot_axil_rresp_or = (slot0_page_read ? slot0_s_axil_rresp : 2'h0)
+                                        | (slot1_page_read ? slot1_s_axil_rresp : 2'h0)
+                                        | (slot2_page_read ? slot2_s_axil_rresp : 2'h0)
+                                        | (slot3_page_read ? slot3_s_axil_rresp : 2'h0);
     assign m_host_from_port_a_in_ready = (to_host_merge_out_ready & to_host_merge_grant0);
     assign m_host_from_port_b_in_ready = (to_host_merge_out_ready & to_host_merge_grant1);
     assign to_host_merge_last_is0 = to_host_merge_last == 1'h0;
@@ -1767,42 +1780,29 @@ module onic_card (
     assign _port_b_slow_moved_zext = {6'h0, port_b_egress_started};
     assign port_b_egress_slow = (~(port_b_slow_blocked < 13'h800)) & (port_b_slow_moved < 7'h40);
     assign port_b_egress_stall = port_b_egress_stuck | port_b_egress_slow;
-    assign _ctr_rdata_or_14 = ((regs_ctr_index == 10'h0) ? _port_in_count_ok_total_mux : 32'h0)
-                              | ((regs_ctr_index == 10'h1) ? _port_in_count_not_for_us_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h2) ? _port_in_count_window_miss_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h3)
-                                  ? _port_in_count_mapping_disabled_total_mux : 32'h0);
-    assign _ctr_rdata_or_13 = ((regs_ctr_index == 10'h4) ? _port_in_count_port_down_total_mux
-                                : 32'h0)
-                              | ((regs_ctr_index == 10'h5) ? _port_in_count_denied_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h6) ? _port_in_count_no_proxy_id_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h7)
-                                  ? _port_in_count_unexpected_completion_total_mux : 32'h0);
-    assign _ctr_rdata_or_12 = ((regs_ctr_index == 10'h8) ? _port_in_count_unsupported_total_mux
-                                : 32'h0)
-                              | ((regs_ctr_index == 10'h9) ? _port_in_count_relay_denied_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'ha) ? _port_in_count_msix_address_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'hb) ? _port_in_count_malformed_total_mux
+    assign _ctr_rdata_or_14 = ((regs_ctr_index == 10'h0) ? port_in_count_ok_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h1) ? port_in_count_not_for_us_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h2) ? port_in_count_window_miss_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h3) ? port_in_count_mapping_disabled_sum
                                   : 32'h0);
-    assign _ctr_rdata_or_11 = ((regs_ctr_index == 10'hc)
-                                ? _port_in_count_bus_master_disabled_total_mux : 32'h0)
-                              | ((regs_ctr_index == 10'hd) ? _port_in_deny_no_domain_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'he) ? _port_in_deny_no_range_total_mux
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'hf) ? _port_in_deny_read_denied_total_mux
+    assign _ctr_rdata_or_13 = ((regs_ctr_index == 10'h4) ? port_in_count_port_down_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h5) ? port_in_count_denied_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h6) ? port_in_count_no_proxy_id_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h7) ? port_in_count_unexpected_completion_sum
                                   : 32'h0);
-    assign _ctr_rdata_or_10 = ((regs_ctr_index == 10'h10) ? _port_in_deny_write_denied_total_mux
+    assign _ctr_rdata_or_12 = ((regs_ctr_index == 10'h8) ? port_in_count_unsupported_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h9) ? port_in_count_relay_denied_sum : 32'h0)
+                              | ((regs_ctr_index == 10'ha) ? port_in_count_msix_address_sum : 32'h0)
+                              | ((regs_ctr_index == 10'hb) ? port_in_count_malformed_sum : 32'h0);
+    assign _ctr_rdata_or_11 = ((regs_ctr_index == 10'hc) ? port_in_count_bus_master_disabled_sum
                                 : 32'h0)
-                              | ((regs_ctr_index == 10'h11) ? _port_in_deny_egress_denied_total_mux
+                              | ((regs_ctr_index == 10'hd) ? port_in_deny_no_domain_sum : 32'h0)
+                              | ((regs_ctr_index == 10'he) ? port_in_deny_no_range_sum : 32'h0)
+                              | ((regs_ctr_index == 10'hf) ? port_in_deny_read_denied_sum : 32'h0);
+    assign _ctr_rdata_or_10 = ((regs_ctr_index == 10'h10) ? port_in_deny_write_denied_sum : 32'h0)
+                              | ((regs_ctr_index == 10'h11) ? port_in_deny_egress_denied_sum
                                   : 32'h0)
-                              | ((regs_ctr_index == 10'h12) ? _port_in_deny_source_invalid_total_mux
+                              | ((regs_ctr_index == 10'h12) ? port_in_deny_source_invalid_sum
                                   : 32'h0)
                               | ((regs_ctr_index == 10'h13) ? tags_np_overflows : 32'h0);
     assign _ctr_rdata_or_9 = ((regs_ctr_index == 10'h14) ? slot0_drop_not_write_2 : 32'h0)
@@ -2280,14 +2280,14 @@ module onic_card (
         .self_id(self_id),
         .local_busy(local_busy),
         .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & _slot0_and_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot0_page_write),
         .s_axil_wdata(regs_m_slot_axil_wdata),
         .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & _slot0_and_2),
-        .s_axil_bready(regs_m_slot_axil_bready & _slot0_and_2),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot0_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot0_page_write),
         .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & _slot0_and),
-        .s_axil_rready(regs_m_slot_axil_rready & _slot0_and),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot0_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot0_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2336,14 +2336,14 @@ module onic_card (
         .self_id(self_id),
         .local_busy(local_busy),
         .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & _slot1_and_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot1_page_write),
         .s_axil_wdata(regs_m_slot_axil_wdata),
         .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & _slot1_and_2),
-        .s_axil_bready(regs_m_slot_axil_bready & _slot1_and_2),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot1_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot1_page_write),
         .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & _slot1_and),
-        .s_axil_rready(regs_m_slot_axil_rready & _slot1_and),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot1_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot1_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2392,14 +2392,14 @@ module onic_card (
         .self_id(self_id),
         .local_busy(local_busy),
         .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & _slot2_and_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot2_page_write),
         .s_axil_wdata(regs_m_slot_axil_wdata),
         .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & _slot2_and_2),
-        .s_axil_bready(regs_m_slot_axil_bready & _slot2_and_2),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot2_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot2_page_write),
         .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & _slot2_and),
-        .s_axil_rready(regs_m_slot_axil_rready & _slot2_and),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot2_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot2_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2448,14 +2448,14 @@ module onic_card (
         .self_id(self_id),
         .local_busy(local_busy),
         .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & _slot3_and_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot3_page_write),
         .s_axil_wdata(regs_m_slot_axil_wdata),
         .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & _slot3_and_2),
-        .s_axil_bready(regs_m_slot_axil_bready & _slot3_and_2),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot3_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot3_page_write),
         .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & _slot3_and),
-        .s_axil_rready(regs_m_slot_axil_rready & _slot3_and),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot3_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot3_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2663,7 +2663,7 @@ module onic_card (
         end else begin
             no_slot_axil_bvalid <= _no_slot_axil_bvalid_and ? 1'h1
                                    : (no_slot_axil_bvalid
-                                      & (~(regs_m_slot_axil_bready & _no_slot_axil_bvalid_not)));
+                                      & (~(regs_m_slot_axil_bready & no_slot_page_write)));
         end
     end
 
@@ -2671,11 +2671,11 @@ module onic_card (
         if (rst) begin
             no_slot_axil_rvalid <= 1'h0;
         end else begin
-            no_slot_axil_rvalid <= (regs_m_slot_axil_arvalid & _no_slot_axil_rvalid_not_2
+            no_slot_axil_rvalid <= (regs_m_slot_axil_arvalid & no_slot_page_read
                                     & _no_slot_axil_rvalid_not)
                                    ? 1'h1
                                    : (no_slot_axil_rvalid
-                                      & (~(regs_m_slot_axil_rready & _no_slot_axil_rvalid_not_2)));
+                                      & (~(regs_m_slot_axil_rready & no_slot_page_read)));
         end
     end
 
@@ -3453,25 +3453,25 @@ module onic_card (
 
     assign m_axis_cq_tready = cq_m_axis_cq_tready;
     assign m_axis_rc_tready = rc_m_axis_rc_tready;
-    assign port_in_count_ok_total = _port_in_count_ok_total_mux;
-    assign port_in_count_not_for_us_total = _port_in_count_not_for_us_total_mux;
-    assign port_in_count_window_miss_total = _port_in_count_window_miss_total_mux;
-    assign port_in_count_mapping_disabled_total = _port_in_count_mapping_disabled_total_mux;
-    assign port_in_count_port_down_total = _port_in_count_port_down_total_mux;
-    assign port_in_count_denied_total = _port_in_count_denied_total_mux;
-    assign port_in_count_no_proxy_id_total = _port_in_count_no_proxy_id_total_mux;
-    assign port_in_count_unexpected_completion_total = _port_in_count_unexpected_completion_total_mux;
-    assign port_in_count_unsupported_total = _port_in_count_unsupported_total_mux;
-    assign port_in_count_relay_denied_total = _port_in_count_relay_denied_total_mux;
-    assign port_in_count_msix_address_total = _port_in_count_msix_address_total_mux;
-    assign port_in_count_malformed_total = _port_in_count_malformed_total_mux;
-    assign port_in_count_bus_master_disabled_total = _port_in_count_bus_master_disabled_total_mux;
-    assign port_in_deny_no_domain_total = _port_in_deny_no_domain_total_mux;
-    assign port_in_deny_no_range_total = _port_in_deny_no_range_total_mux;
-    assign port_in_deny_read_denied_total = _port_in_deny_read_denied_total_mux;
-    assign port_in_deny_write_denied_total = _port_in_deny_write_denied_total_mux;
-    assign port_in_deny_egress_denied_total = _port_in_deny_egress_denied_total_mux;
-    assign port_in_deny_source_invalid_total = _port_in_deny_source_invalid_total_mux;
+    assign port_in_count_ok_total = port_in_count_ok_sum;
+    assign port_in_count_not_for_us_total = port_in_count_not_for_us_sum;
+    assign port_in_count_window_miss_total = port_in_count_window_miss_sum;
+    assign port_in_count_mapping_disabled_total = port_in_count_mapping_disabled_sum;
+    assign port_in_count_port_down_total = port_in_count_port_down_sum;
+    assign port_in_count_denied_total = port_in_count_denied_sum;
+    assign port_in_count_no_proxy_id_total = port_in_count_no_proxy_id_sum;
+    assign port_in_count_unexpected_completion_total = port_in_count_unexpected_completion_sum;
+    assign port_in_count_unsupported_total = port_in_count_unsupported_sum;
+    assign port_in_count_relay_denied_total = port_in_count_relay_denied_sum;
+    assign port_in_count_msix_address_total = port_in_count_msix_address_sum;
+    assign port_in_count_malformed_total = port_in_count_malformed_sum;
+    assign port_in_count_bus_master_disabled_total = port_in_count_bus_master_disabled_sum;
+    assign port_in_deny_no_domain_total = port_in_deny_no_domain_sum;
+    assign port_in_deny_no_range_total = port_in_deny_no_range_sum;
+    assign port_in_deny_read_denied_total = port_in_deny_read_denied_sum;
+    assign port_in_deny_write_denied_total = port_in_deny_write_denied_sum;
+    assign port_in_deny_egress_denied_total = port_in_deny_egress_denied_sum;
+    assign port_in_deny_source_invalid_total = port_in_deny_source_invalid_sum;
     assign host_np_overflows = tags_np_overflows;
     assign slot0_drop_not_write = slot0_drop_not_write_2;
     assign slot0_drop_closed = slot0_drop_closed_2;
