@@ -133,9 +133,13 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 					// across them, as the model has it (stepComm).
 					outs := []int{path[0].out}
 					if pp := ports[circuit{min(a, b), max(a, b)}]; len(path) == 1 && len(pp) > 1 {
+						end := 0 // a circuit's ports are the lower host's, then the higher's
+						if a > b {
+							end = 1
+						}
 						outs = outs[:0]
 						for _, q := range pp {
-							outs = append(outs, q[map[bool]int{true: 0, false: 1}[a < b]])
+							outs = append(outs, q[end])
 						}
 					}
 					for k, out := range outs {
