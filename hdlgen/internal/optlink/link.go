@@ -191,7 +191,7 @@ func (l *builder) transmit() {
 	// arrives, so admission starts from registers.
 	inHdr := m.Input("s_tlp_hdr", hdrBits)
 	inN := m.Named("tx_in_dws", payloadDWs(m, inHdr))
-	inS := axis.New(m, "tx_in", m.Concat(m.Named("tx_in_frame_words", wordsFor(m, inN, true)), m.Named("tx_in_data_words", wordsFor(m, inN, false)), inHdr, m.Input("s_tlp_data", dataBits),
+	inS := axis.New(m, "tx_in", m.Concat(m.Named("tx_in_frame_words", wordsFor(m, "tx_in_frame", inN, true)), m.Named("tx_in_data_words", wordsFor(m, "tx_in_data", inN, false)), inHdr, m.Input("s_tlp_data", dataBits),
 		m.Input("s_tlp_keep", keepBits), m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1)), m.Input("s_tlp_valid", 1))
 	m.Output("s_tlp_ready", inS.Ready)
 	sk := axis.Instance(m, "tx_in_slice", axis.SkidModule(inS.Data.Width()), inS)
@@ -274,14 +274,16 @@ func (l *builder) transmit() {
 	word := m.Named("wr_word", m.And(fr["frame_data"], m.Named("wr_keep_mask", keepMask(m, fr["frame_keep"]))))
 	last := fr["frame_last"]
 	wValid := fr["frame_valid"]
-	m.Assign(framerOut, m.Not(pend))
-	wTake := m.Named("wr_take", m.And(wValid, m.Not(pend)))
+	wOpen := m.Named("wr_open", m.Not(pend)) // no LCRC waits for a word of its own
+	m.Assign(framerOut, wOpen)
+	wTake := m.Named("wr_take", m.And(wValid, wOpen))
 	stale := m.Or(l.down, m.Ne(m.Slice(word, 23, 1), l.epoch))
 	// A frame the link went down in the middle of is dropped whole: its
 	// words after the down would land in the restarted buffer.
-	drop := m.Named("wr_dropping", m.Mux(wFirst, stale, m.Or(wDrop, l.down)))
+	dropOn := m.Named("wr_drop_on", m.Or(wDrop, l.down)) // a frame being dropped goes on being dropped
+	drop := m.Named("wr_dropping", m.Mux(wFirst, m.Named("wr_stale", stale), dropOn))
 	crcCur := m.Mux(wFirst, m.Const(32, 0xffffffff), crcReg)
-	crcIn := m.Mux(pend, crcReg, crcCur)
+	crcIn := m.Named("wr_crc_in", m.Mux(pend, crcReg, crcCur))
 	low := m.Mux(pend, m.Const(dataBits-32, 0), m.Slice(word, 0, dataBits-32))
 	// One CRC over the first 480 bits serves both: the LCRC (inverted)
 	// and, carried over the last 32, the register for the next word
@@ -293,20 +295,21 @@ func (l *builder) transmit() {
 	wData := m.Mux(closes, m.Concat(lcrc, low), word)
 	wr := m.Named("wr_en", m.And(m.Or(wTake, pend), m.Not(m.Mux(pend, wDrop, drop))))
 	replayMem := m.Memory("replay_buf", R, dataBits+1)
-	m.WritePort(replayMem, m.Slice(wrPtr, 0, A), m.Concat(closes, wData), wr, ir.Value{})
+	m.WritePort(replayMem, m.Slice(wrPtr, 0, A), m.Named("wr_buf_in", m.Concat(closes, wData)), wr, ir.Value{})
 	m.SetNext(crcReg, crc(m, "wr_crc_next", crcLow, m.Slice(word, dataBits-32, 32)))
 	m.SetEnable(crcReg, wTake)
 	m.SetNext(pend, m.And(wTake, m.And(last, m.Not(lcrcRoom))))
 	m.SetNext(wFirst, m.Mux(wTake, last, wFirst))
-	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, m.Or(wDrop, l.down)))
+	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, dropOn))
 
 	// Acks and Naks from the far end: an Ack of s frees frames up to s
 	// (ackPtr follows a cycle later, from the end table); a Nak also asks
 	// for a replay, once ackPtr has moved.
-	ackDelta := m.Sub(l.ctlAck, acked)
+	ackDelta := m.Named("ack_delta", m.Sub(l.ctlAck, acked))
 	outstanding := m.Named("outstanding", m.Sub(m.Sub(nextSeq, one(SeqBits)), acked))
 	ackable := m.Named("ackable", m.Sub(m.Sub(endSeq, one(SeqBits)), acked)) // the outstanding frames whose end is written
-	progress := m.Named("ack_progress", m.And(m.And(l.goodDL, l.up), m.And(m.Ne(ackDelta, m.Const(SeqBits, 0)), m.Not(m.LtU(ackable, ackDelta)))))
+	dlHeard := m.Named("dl_heard", m.And(l.goodDL, l.up))                    // a good data-link word while up
+	progress := m.Named("ack_progress", m.And(dlHeard, m.And(m.Ne(ackDelta, m.Const(SeqBits, 0)), m.Not(m.LtU(ackable, ackDelta)))))
 	endRead := m.ReadPort(endOf, m.Slice(l.ctlAck, 0, A), one(1))
 	ackMoved := m.Reg("ack_moved", 1, 0)
 	m.SetNext(ackMoved, progress)
@@ -351,18 +354,21 @@ func (l *builder) transmit() {
 	ctlDue := m.Named("ctl_due", m.Or(keepalive, m.And(ackTime, m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit)))))
 	sendData := m.Named("send_data", m.And(l.up, m.Or(mid, m.And(m.And(avail, m.Not(jump)), m.Not(m.Or(l.nakPend, ctlDue))))))
 	moved := m.Named("tx_moved", m.And(l.txReady, l.phyUp))
-	sentData := m.And(moved, sendData)
-	sentCtl := m.Named("ctl_sent", m.And(moved, m.Not(sendData)))
+	sentData := m.Named("data_sent", m.And(moved, sendData))
+	sendCtl := m.Named("send_ctl", m.Not(sendData))
+	sentCtl := m.Named("ctl_sent", m.And(moved, sendCtl))
 	m.Assign(l.sentCtlWire, sentCtl)
-	sendNext := m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Add(sendPtr, one(P)), m.Mux(m.And(sentCtl, jump), ackPtr, sendPtr)))
+	replayStart := m.Named("replay_start", m.And(sentCtl, jump)) // a control word goes and the sender jumps back
+	sendNext := m.Named("send_ptr_next", m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Named("send_ptr_inc", m.Add(sendPtr, one(P))), m.Mux(replayStart, ackPtr, sendPtr))))
 	m.SetNext(sendPtr, sendNext)
 	rd := m.ReadPort(replayMem, m.Slice(sendNext, 0, A), one(1))
 	// (A frame cut by the link going down is not finished after: the
 	// buffer restarts, and sending resumes at a frame's start.)
 	m.SetNext(mid, m.And(m.Not(l.down), m.Mux(sentData, m.Not(m.Slice(rd, dataBits, 1)), mid)))
 	m.SetNext(sinceCtl, m.Mux(sentCtl, m.Const(16, 0), m.Mux(m.LtU(sinceCtl, m.Const(16, 0xffff)), m.Add(sinceCtl, one(16)), sinceCtl)))
-	m.SetNext(replayPend, m.And(l.up, m.Or(m.Or(nakSeen, expired), m.And(replayPend, m.Not(m.And(sentCtl, jump))))))
-	m.Output("replays", l.counter("replay_count", m.And(m.And(sentCtl, jump), replayPend)))
+	m.SetNext(replayPend, m.And(l.up, m.Or(m.Or(nakSeen, expired), m.And(replayPend, m.Not(replayStart)))))
+	replayBegun := m.Named("replay_begun", m.And(replayStart, replayPend)) // a replay starts
+	m.Output("replays", l.counter("replay_count", replayBegun))
 
 	// The control word: training until up, then data-link words.
 	kind := m.Mux(l.up, m.Const(8, KindDL), m.Const(8, KindTS))
@@ -373,27 +379,28 @@ func (l *builder) transmit() {
 	m.SetNext(sentLimit, m.Mux(sentCtl, l.rxLimit, sentLimit))
 	l.sentCtl = sentCtl
 	m.Output("tx_data", m.Mux(sendData, m.Slice(rd, 0, dataBits), ctlWord))
-	m.Output("tx_ctl", m.Not(sendData))
+	m.Output("tx_ctl", sendCtl)
 	m.Output("tx_valid", l.phyUp)
 
 	// Pointer and sequence bookkeeping; everything restarts while down.
 	zero := func(r ir.Value, v ir.Value) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), 0), v)) }
 	zero(ackPtr, m.Mux(ackMoved, endRead, ackPtr))
-	zero(wrPtr, m.Mux(wr, m.Add(wrPtr, one(P)), wrPtr))
-	zero(donePtr, m.Mux(m.And(wr, closes), m.Add(wrPtr, one(P)), donePtr))
+	wrInc := m.Named("wr_ptr_inc", m.Add(wrPtr, one(P)))
+	zero(wrPtr, m.Mux(wr, wrInc, wrPtr))
+	zero(donePtr, m.Mux(m.And(wr, closes), wrInc, donePtr))
 	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
 	zero(endSeq, nextSeq)
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
 	usedIfAdmit := m.Named("credit_used_admit", m.Add(creditUsed, m.Zext(dataWords, 16)))
 	m.SetNext(creditUsed, m.Mux(l.down, m.Const(16, 0), m.Mux(admit, usedIfAdmit, creditUsed)))
-	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, l.states[StateTraining])))
-	limit := m.Mux(learn, l.ctlLimit, txLimit)
+	learn := m.Named("tx_limit_learn", m.Or(dlHeard, m.And(l.goodTS, m.Eq(l.st, l.states[StateTraining]))))
+	limit := m.Named("tx_limit_now", m.Mux(learn, l.ctlLimit, txLimit))
 	m.SetNext(txLimit, m.Mux(l.down, m.Const(16, 0), limit))
 	// The credits left after this cycle, both ways the admission can go
 	// worked out beside it, so it only chooses (the admission is the
 	// transmitter's longest path).
 	m.SetNext(creditLeft, m.Mux(l.down, m.Const(16, 0), m.Mux(admit, m.Sub(limit, usedIfAdmit), m.Sub(limit, creditUsed))))
-	resvNext := m.Mux(l.down, m.Const(P, 0), m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr))
+	resvNext := m.Named("resv_ptr_next", m.Mux(l.down, m.Const(P, 0), m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr)))
 	m.SetNext(resvPtr, resvNext)
 	// room = R - (resv - tail) = (R + tail) - resv, modulo 2R as the
 	// pointers count (R - used is 0 to R, so the residue is the value);
@@ -401,8 +408,8 @@ func (l *builder) transmit() {
 	rPlusTail := m.Reg("replay_r_plus_tail", P, uint64(R))
 	m.SetNext(rPlusTail, m.Add(m.Const(P, uint64(R)), m.Mux(l.down, m.Const(P, 0), m.Mux(behind, sendPtr, ackPtr))))
 	m.SetNext(room, m.Zext(m.Sub(rPlusTail, resvNext), 12))
-	m.Output("lost", l.saturating("lost_count", m.Add(m.Mux(l.enterDown, m.Zext(outstanding, CounterBits), m.Const(CounterBits, 0)),
-		m.Zext(discarded, CounterBits))))
+	m.Output("lost", l.saturating("lost_count", m.Named("lost_count_inc", m.Add(m.Mux(l.enterDown, m.Zext(outstanding, CounterBits), m.Const(CounterBits, 0)),
+		m.Zext(discarded, CounterBits)))))
 
 	// Progress watchdogs. A TLP waiting at admission for credits the far
 	// end never returns (no larger limit) for CreditCycles; or
@@ -414,9 +421,8 @@ func (l *builder) transmit() {
 	waitCnt := m.Reg("credit_wait", 16, 0)
 	m.SetNext(waitCnt, m.Mux(m.Or(m.Not(m.And(starved, l.up)), creditGrew), m.Const(16, 0), m.Add(waitCnt, one(16))))
 	creditStall := m.Named("credit_stall", m.Eq(waitCnt, m.Const(16, uint64(cfg.CreditCycles))))
-	replayStart := m.And(m.And(sentCtl, jump), replayPend)
 	replayNum := m.Reg("replay_num", 3, 0)
-	m.SetNext(replayNum, m.Mux(m.Or(l.down, progress), m.Const(3, 0), m.Mux(replayStart, m.Add(replayNum, m.Const(3, 1)), replayNum)))
+	m.SetNext(replayNum, m.Mux(m.Or(l.down, progress), m.Const(3, 0), m.Mux(replayBegun, m.Add(replayNum, m.Const(3, 1)), replayNum)))
 	rollover := m.Named("replay_rollover", m.And(l.up, m.Eq(replayNum, m.Const(3, ReplayRollover))))
 	m.Assign(l.stalled, m.Or(creditStall, rollover))
 	m.Output("stalls", l.counter("stall_count", m.And(l.up, l.stalled)))
@@ -512,7 +518,7 @@ func (l *builder) receive() {
 	// Free space, kept a cycle behind the pointers (the reader only
 	// frees words, so a stale count is on the safe side).
 	free := m.Reg("rx_free", 12, uint64(R-1))
-	spaceOK := m.Named("rx_space_ok", m.Not(m.LtU(free, m.Named("rx_frame_words", m.Zext(wordsFor(m, n, false), 12)))))
+	spaceOK := m.Named("rx_space_ok", m.Not(m.LtU(free, m.Named("rx_frame_words", m.Zext(wordsFor(m, "rx_data", n, false), 12)))))
 	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
 	// The token's length must be the one the TLP's header says (its
 	// Length with data, none without): the link takes a frame that
@@ -523,7 +529,7 @@ func (l *builder) receive() {
 	lenOK := m.Named("rx_len_ok_now", m.Mux(first, m.Eq(n, payloadDWs(m, m.Slice(w, 32, hdrBits))), rxLenOK))
 	m.SetNext(rxLenOK, lenOK)
 	dwsHere := m.Named("rx_dws_here", m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs))
-	left := m.Named("rx_left_now", m.Mux(first, wordsFor(m, n, true), rxLeft))
+	left := m.Named("rx_left_now", m.Mux(first, wordsFor(m, "rx_frame", n, true), rxLeft))
 	lastWord := m.Named("rx_last_word", m.Eq(left, m.Const(7, 1)))
 	full := m.Named("rx_word_full", m.Not(m.LtU(dwsHere, m.Const(11, WordDWs))))
 	keep := m.Named("rx_keep", m.Mux(full, m.Const(keepBits, 0xffff), m.Not(m.Shl(m.Const(keepBits, 0xffff), m.Slice(dwsHere, 0, 4)))))

@@ -178,13 +178,15 @@ func payloadDWs(m *ir.Module, hdr ir.Value) ir.Value {
 }
 
 // wordsFor is Words (lcrc) or DataWords for n payload DWs, as 7 bits.
-func wordsFor(m *ir.Module, n ir.Value, lcrc bool) ir.Value {
+func wordsFor(m *ir.Module, name string, n ir.Value, lcrc bool) ir.Value {
 	ir.Helper()
 	extra := FrontDWs + WordDWs - 1
 	if lcrc {
 		extra++
 	}
-	return m.Slice(m.Add(m.Zext(n, 12), m.Const(12, uint64(extra))), 4, 7)
+	// (The DWs rounded up to a word, named: a part-select needs a wire.)
+	dws := m.Named(name+"_dws_up", m.Add(m.Zext(n, 12), m.Const(12, uint64(extra))))
+	return m.Slice(dws, 4, 7)
 }
 
 // FramerModule is the transmit framer (onic_optlink_framer): each TLP of

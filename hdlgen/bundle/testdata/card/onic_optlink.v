@@ -49,8 +49,8 @@ module onic_optlink (
     output wire m_tlp_valid
 );
     reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:249
-    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:295
-    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:534
+    reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:297
+    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:540
     localparam [1:0] LINK_STATE_DOWN = 2'h0; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_TRAINING = 2'h1; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/optlink/link.go:136
@@ -83,62 +83,62 @@ module onic_optlink (
     reg  wr_drop = 1'h0; // hdlgen/internal/optlink/link.go:271
     reg  lcrc_pending = 1'h0; // hdlgen/internal/optlink/link.go:272
     reg  [31:0] wr_crc = 32'h0; // hdlgen/internal/optlink/link.go:273
-    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:310
-    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:311
-    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:313
-    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:318
-    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:322
-    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:328
-    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:329
-    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:330
-    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:334
-    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:345
-    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:345
-    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:359
-    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:365
-    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:365
-    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:401
-    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:404
-    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:414
-    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:418
-    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:422
-    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:422
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:448
-    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:450
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:452
-    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:454
-    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:460
-    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:461
-    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:462
-    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:463
-    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:464
-    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:465
-    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:466
-    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:467
-    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:468
-    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:469
-    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:470
-    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:471
-    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:491
-    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:491
-    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:493
-    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:493
-    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:493
-    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:493
-    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:514
-    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:522
-    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:566
-    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:566
-    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:567
-    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:567
-    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:568
-    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:568
-    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:572
-    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:585
-    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:612
-    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:618
-    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:619
-    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:630
+    reg  [8:0] _ack_ptr_memread = 9'h0; // hdlgen/internal/optlink/link.go:313
+    reg  ack_moved = 1'h0; // hdlgen/internal/optlink/link.go:314
+    reg  nak_seen = 1'h0; // hdlgen/internal/optlink/link.go:316
+    reg  [15:0] replay_timer = 16'h0; // hdlgen/internal/optlink/link.go:321
+    reg  replay_pending = 1'h0; // hdlgen/internal/optlink/link.go:325
+    reg  mid_frame = 1'h0; // hdlgen/internal/optlink/link.go:331
+    reg  [15:0] since_ctl = 16'h0; // hdlgen/internal/optlink/link.go:332
+    reg  [8:0] done_ptr_d = 9'h0; // hdlgen/internal/optlink/link.go:333
+    reg  [15:0] sent_limit = 16'h0; // hdlgen/internal/optlink/link.go:337
+    reg  since_ctl_keepalive = 1'h0; // hdlgen/internal/optlink/link.go:348
+    reg  since_ctl_ack = 1'h0; // hdlgen/internal/optlink/link.go:348
+    reg  [512:0] _mid_frame_memread = 513'h0; // hdlgen/internal/optlink/link.go:364
+    reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:371
+    reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:371
+    reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:408
+    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:411
+    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:421
+    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:424
+    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:428
+    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:428
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:454
+    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:456
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:458
+    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:460
+    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:466
+    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:467
+    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:468
+    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:469
+    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:470
+    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:471
+    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:472
+    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:473
+    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:474
+    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:475
+    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:476
+    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:477
+    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:497
+    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:497
+    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:499
+    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:499
+    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:499
+    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:499
+    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:520
+    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:528
+    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:572
+    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:572
+    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:573
+    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:573
+    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:574
+    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:574
+    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:578
+    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:591
+    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:618
+    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:624
+    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:625
+    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:636
     wire link_up; // hdlgen/internal/optlink/link.go:137
     wire link_down; // hdlgen/internal/optlink/link.go:138
     wire enter_down; // hdlgen/internal/optlink/link.go:139
@@ -151,10 +151,10 @@ module onic_optlink (
     wire ctl_sent_w; // hdlgen/internal/optlink/link.go:154
     wire stalled; // hdlgen/internal/optlink/link.go:159
     wire [10:0] tx_in_dws; // hdlgen/internal/optlink/link.go:193
-    wire [11:0] _tx_in_frame_words_zext; // hdlgen/internal/optlink/link.go:194
-    wire [11:0] _tx_in_frame_words_add; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] _tx_in_frame_dws_up_zext; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] tx_in_frame_dws_up; // hdlgen/internal/optlink/link.go:194
     wire [6:0] tx_in_frame_words; // hdlgen/internal/optlink/link.go:194
-    wire [11:0] _tx_in_data_words_add; // hdlgen/internal/optlink/link.go:194
+    wire [11:0] tx_in_data_dws_up; // hdlgen/internal/optlink/link.go:194
     wire [6:0] tx_in_data_words; // hdlgen/internal/optlink/link.go:194
     wire tx_in_ready; // hdlgen/axis/axis.go:23
     wire tx_in_slice_m_ready; // hdlgen/axis/axis.go:413
@@ -180,110 +180,114 @@ module onic_optlink (
     wire framer_out_ready; // hdlgen/internal/optlink/link.go:259
     wire [511:0] wr_keep_mask; // hdlgen/internal/optlink/link.go:274
     wire [511:0] wr_word; // hdlgen/internal/optlink/link.go:274
-    wire _framer_out_ready_not; // hdlgen/internal/optlink/link.go:277
-    wire wr_take; // hdlgen/internal/optlink/link.go:278
-    wire _wr_dropping_or; // hdlgen/internal/optlink/link.go:282
-    wire wr_dropping; // hdlgen/internal/optlink/link.go:282
-    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:285
-    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:290
-    wire lcrc_room; // hdlgen/internal/optlink/link.go:291
-    wire wr_closes; // hdlgen/internal/optlink/link.go:292
-    wire wr_en; // hdlgen/internal/optlink/link.go:294
-    wire [512:0] concat_233; // hdlgen/internal/optlink/link.go:296
-    wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:306
-    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:307
-    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:308
-    wire _ack_progress_and; // hdlgen/internal/optlink/link.go:309
-    wire ack_progress; // hdlgen/internal/optlink/link.go:309
-    wire replay_expired; // hdlgen/internal/optlink/link.go:319
-    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:321
-    wire tx_avail; // hdlgen/internal/optlink/link.go:332
-    wire tx_jump; // hdlgen/internal/optlink/link.go:333
-    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:346
-    wire ctl_due; // hdlgen/internal/optlink/link.go:351
-    wire send_data; // hdlgen/internal/optlink/link.go:352
-    wire tx_moved; // hdlgen/internal/optlink/link.go:353
-    wire _send_ptr_and_2; // hdlgen/internal/optlink/link.go:354
-    wire _tx_ctl_not; // hdlgen/internal/optlink/link.go:355
-    wire ctl_sent; // hdlgen/internal/optlink/link.go:355
-    wire _send_ptr_and; // hdlgen/internal/optlink/link.go:357
-    wire [8:0] _send_ptr_mux; // hdlgen/internal/optlink/link.go:357
-    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:362
-    wire _replay_count_event_and; // hdlgen/internal/optlink/link.go:365
-    wire [31:0] replay_count_inc; // hdlgen/internal/optlink/link.go:365
-    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:371
-    wire [8:0] _wr_ptr_add; // hdlgen/internal/optlink/link.go:382
-    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:387
-    wire _tx_limit_eq; // hdlgen/internal/optlink/link.go:389
-    wire [15:0] _tx_limit_mux; // hdlgen/internal/optlink/link.go:390
-    wire [8:0] _resv_ptr_mux; // hdlgen/internal/optlink/link.go:396
-    wire [31:0] _lost_count_add; // hdlgen/internal/optlink/link.go:404
-    wire credit_starved; // hdlgen/internal/optlink/link.go:412
-    wire credit_stall; // hdlgen/internal/optlink/link.go:416
-    wire replay_rollover; // hdlgen/internal/optlink/link.go:420
-    wire [31:0] stall_count_inc; // hdlgen/internal/optlink/link.go:422
-    wire rx_word; // hdlgen/internal/optlink/link.go:456
-    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:457
-    wire rx_is_data; // hdlgen/internal/optlink/link.go:458
-    wire rx_first; // hdlgen/internal/optlink/link.go:475
-    wire rx_more; // hdlgen/internal/optlink/link.go:476
-    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:478
-    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:478
-    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:478
-    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:479
-    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:484
-    wire rx_token_ok; // hdlgen/internal/optlink/link.go:508
-    wire rx_seq_next; // hdlgen/internal/optlink/link.go:510
-    wire rx_seq_ok_now; // hdlgen/internal/optlink/link.go:510
-    wire [11:0] rx_seq_ahead; // hdlgen/internal/optlink/link.go:511
-    wire rx_dup_now; // hdlgen/internal/optlink/link.go:511
-    wire [11:0] _rx_frame_words_zext; // hdlgen/internal/optlink/link.go:515
-    wire [11:0] _rx_frame_words_add; // hdlgen/internal/optlink/link.go:515
-    wire [11:0] rx_frame_words; // hdlgen/internal/optlink/link.go:515
-    wire rx_space_ok; // hdlgen/internal/optlink/link.go:515
-    wire rx_storing; // hdlgen/internal/optlink/link.go:516
-    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:523
-    wire [10:0] rx_dws_here; // hdlgen/internal/optlink/link.go:525
-    wire [11:0] _rx_left_now_add; // hdlgen/internal/optlink/link.go:526
-    wire [6:0] rx_left_now; // hdlgen/internal/optlink/link.go:526
-    wire rx_last_word; // hdlgen/internal/optlink/link.go:527
-    wire rx_word_full; // hdlgen/internal/optlink/link.go:528
-    wire [15:0] rx_keep; // hdlgen/internal/optlink/link.go:529
-    wire rx_has_dws; // hdlgen/internal/optlink/link.go:530
-    wire rx_data_last; // hdlgen/internal/optlink/link.go:531
-    wire rx_active; // hdlgen/internal/optlink/link.go:532
-    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:533
-    wire rx_wr; // hdlgen/internal/optlink/link.go:533
-    wire [528:0] rx_buf_in; // hdlgen/internal/optlink/link.go:535
-    wire rx_frame_end; // hdlgen/internal/optlink/link.go:537
-    wire rx_frame_good; // hdlgen/internal/optlink/link.go:538
-    wire rx_commit_now; // hdlgen/internal/optlink/link.go:539
-    wire rx_malformed; // hdlgen/internal/optlink/link.go:540
-    wire rx_taken; // hdlgen/internal/optlink/link.go:541
-    wire rx_truncated; // hdlgen/internal/optlink/link.go:542
-    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:543
-    wire rx_bad; // hdlgen/internal/optlink/link.go:543
-    wire rx_future; // hdlgen/internal/optlink/link.go:544
-    wire rx_no_room; // hdlgen/internal/optlink/link.go:545
-    wire rx_nak; // hdlgen/internal/optlink/link.go:546
-    wire rx_rewind; // hdlgen/internal/optlink/link.go:547
-    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:559
-    wire [8:0] rx_wptr_inc; // hdlgen/internal/optlink/link.go:562
-    wire [31:0] crc_error_count_inc; // hdlgen/internal/optlink/link.go:566
-    wire [31:0] nak_count_inc; // hdlgen/internal/optlink/link.go:567
-    wire [31:0] malformed_count_inc; // hdlgen/internal/optlink/link.go:568
-    wire rx_avail; // hdlgen/internal/optlink/link.go:574
-    wire deframer_ready; // hdlgen/internal/optlink/link.go:575
-    wire rx_took; // hdlgen/internal/optlink/link.go:576
-    wire [8:0] rx_rptr_next; // hdlgen/internal/optlink/link.go:577
-    wire quiet; // hdlgen/internal/optlink/link.go:613
-    wire _heard_not; // hdlgen/internal/optlink/link.go:615
-    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:617
-    wire trained; // hdlgen/internal/optlink/link.go:620
-    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:625
-    wire up_alone; // hdlgen/internal/optlink/link.go:631
-    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:634
-    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:634
+    wire wr_open; // hdlgen/internal/optlink/link.go:277
+    wire wr_take; // hdlgen/internal/optlink/link.go:279
+    wire wr_stale; // hdlgen/internal/optlink/link.go:280
+    wire wr_drop_on; // hdlgen/internal/optlink/link.go:283
+    wire wr_dropping; // hdlgen/internal/optlink/link.go:284
+    wire [31:0] wr_crc_in; // hdlgen/internal/optlink/link.go:286
+    wire [479:0] _wr_crc_low_unit_mux; // hdlgen/internal/optlink/link.go:287
+    wire [31:0] wr_lcrc; // hdlgen/internal/optlink/link.go:292
+    wire lcrc_room; // hdlgen/internal/optlink/link.go:293
+    wire wr_closes; // hdlgen/internal/optlink/link.go:294
+    wire wr_en; // hdlgen/internal/optlink/link.go:296
+    wire [512:0] wr_buf_in; // hdlgen/internal/optlink/link.go:298
+    wire [11:0] ack_delta; // hdlgen/internal/optlink/link.go:308
+    wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:309
+    wire [11:0] ackable; // hdlgen/internal/optlink/link.go:310
+    wire dl_heard; // hdlgen/internal/optlink/link.go:311
+    wire ack_progress; // hdlgen/internal/optlink/link.go:312
+    wire replay_expired; // hdlgen/internal/optlink/link.go:322
+    wire _replay_timer_not; // hdlgen/internal/optlink/link.go:324
+    wire tx_avail; // hdlgen/internal/optlink/link.go:335
+    wire tx_jump; // hdlgen/internal/optlink/link.go:336
+    wire _since_ctl_keepalive_not; // hdlgen/internal/optlink/link.go:349
+    wire ctl_due; // hdlgen/internal/optlink/link.go:354
+    wire send_data; // hdlgen/internal/optlink/link.go:355
+    wire tx_moved; // hdlgen/internal/optlink/link.go:356
+    wire data_sent; // hdlgen/internal/optlink/link.go:357
+    wire send_ctl; // hdlgen/internal/optlink/link.go:358
+    wire ctl_sent; // hdlgen/internal/optlink/link.go:359
+    wire replay_start; // hdlgen/internal/optlink/link.go:361
+    wire [8:0] send_ptr_inc; // hdlgen/internal/optlink/link.go:362
+    wire [8:0] send_ptr_next; // hdlgen/internal/optlink/link.go:362
+    wire _mid_frame_not; // hdlgen/internal/optlink/link.go:367
+    wire replay_begun; // hdlgen/internal/optlink/link.go:370
+    wire [31:0] replay_count_inc; // hdlgen/internal/optlink/link.go:371
+    wire [479:0] ctl_word; // hdlgen/internal/optlink/link.go:377
+    wire [8:0] wr_ptr_inc; // hdlgen/internal/optlink/link.go:388
+    wire [15:0] credit_used_admit; // hdlgen/internal/optlink/link.go:394
+    wire _tx_limit_learn_eq; // hdlgen/internal/optlink/link.go:396
+    wire tx_limit_learn; // hdlgen/internal/optlink/link.go:396
+    wire [15:0] tx_limit_now; // hdlgen/internal/optlink/link.go:397
+    wire [8:0] resv_ptr_next; // hdlgen/internal/optlink/link.go:403
+    wire [31:0] lost_count_inc; // hdlgen/internal/optlink/link.go:411
+    wire credit_starved; // hdlgen/internal/optlink/link.go:419
+    wire credit_stall; // hdlgen/internal/optlink/link.go:423
+    wire replay_rollover; // hdlgen/internal/optlink/link.go:426
+    wire [31:0] stall_count_inc; // hdlgen/internal/optlink/link.go:428
+    wire rx_word; // hdlgen/internal/optlink/link.go:462
+    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:463
+    wire rx_is_data; // hdlgen/internal/optlink/link.go:464
+    wire rx_first; // hdlgen/internal/optlink/link.go:481
+    wire rx_more; // hdlgen/internal/optlink/link.go:482
+    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:484
+    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:484
+    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:484
+    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:485
+    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:490
+    wire rx_token_ok; // hdlgen/internal/optlink/link.go:514
+    wire rx_seq_next; // hdlgen/internal/optlink/link.go:516
+    wire rx_seq_ok_now; // hdlgen/internal/optlink/link.go:516
+    wire [11:0] rx_seq_ahead; // hdlgen/internal/optlink/link.go:517
+    wire rx_dup_now; // hdlgen/internal/optlink/link.go:517
+    wire [11:0] _rx_data_dws_up_zext; // hdlgen/internal/optlink/link.go:521
+    wire [11:0] rx_data_dws_up; // hdlgen/internal/optlink/link.go:521
+    wire [11:0] rx_frame_words; // hdlgen/internal/optlink/link.go:521
+    wire rx_space_ok; // hdlgen/internal/optlink/link.go:521
+    wire rx_storing; // hdlgen/internal/optlink/link.go:522
+    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:529
+    wire [10:0] rx_dws_here; // hdlgen/internal/optlink/link.go:531
+    wire [11:0] rx_frame_dws_up; // hdlgen/internal/optlink/link.go:532
+    wire [6:0] rx_left_now; // hdlgen/internal/optlink/link.go:532
+    wire rx_last_word; // hdlgen/internal/optlink/link.go:533
+    wire rx_word_full; // hdlgen/internal/optlink/link.go:534
+    wire [15:0] rx_keep; // hdlgen/internal/optlink/link.go:535
+    wire rx_has_dws; // hdlgen/internal/optlink/link.go:536
+    wire rx_data_last; // hdlgen/internal/optlink/link.go:537
+    wire rx_active; // hdlgen/internal/optlink/link.go:538
+    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:539
+    wire rx_wr; // hdlgen/internal/optlink/link.go:539
+    wire [528:0] rx_buf_in; // hdlgen/internal/optlink/link.go:541
+    wire rx_frame_end; // hdlgen/internal/optlink/link.go:543
+    wire rx_frame_good; // hdlgen/internal/optlink/link.go:544
+    wire rx_commit_now; // hdlgen/internal/optlink/link.go:545
+    wire rx_malformed; // hdlgen/internal/optlink/link.go:546
+    wire rx_taken; // hdlgen/internal/optlink/link.go:547
+    wire rx_truncated; // hdlgen/internal/optlink/link.go:548
+    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:549
+    wire rx_bad; // hdlgen/internal/optlink/link.go:549
+    wire rx_future; // hdlgen/internal/optlink/link.go:550
+    wire rx_no_room; // hdlgen/internal/optlink/link.go:551
+    wire rx_nak; // hdlgen/internal/optlink/link.go:552
+    wire rx_rewind; // hdlgen/internal/optlink/link.go:553
+    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:565
+    wire [8:0] rx_wptr_inc; // hdlgen/internal/optlink/link.go:568
+    wire [31:0] crc_error_count_inc; // hdlgen/internal/optlink/link.go:572
+    wire [31:0] nak_count_inc; // hdlgen/internal/optlink/link.go:573
+    wire [31:0] malformed_count_inc; // hdlgen/internal/optlink/link.go:574
+    wire rx_avail; // hdlgen/internal/optlink/link.go:580
+    wire deframer_ready; // hdlgen/internal/optlink/link.go:581
+    wire rx_took; // hdlgen/internal/optlink/link.go:582
+    wire [8:0] rx_rptr_next; // hdlgen/internal/optlink/link.go:583
+    wire quiet; // hdlgen/internal/optlink/link.go:619
+    wire _heard_not; // hdlgen/internal/optlink/link.go:621
+    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:623
+    wire trained; // hdlgen/internal/optlink/link.go:626
+    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:631
+    wire up_alone; // hdlgen/internal/optlink/link.go:637
+    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:640
+    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:640
     wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -292,18 +296,18 @@ module onic_optlink (
     wire [15:0] framer_frame_keep; // hdlgen/internal/optlink/link.go:260
     wire framer_frame_last; // hdlgen/internal/optlink/link.go:260
     wire framer_frame_valid; // hdlgen/internal/optlink/link.go:260
-    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:289
-    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:297
-    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:372
-    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:455
-    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:480
-    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:586
-    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:586
-    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:586
-    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:586
-    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:586
-    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:586
-    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:586
+    wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:291
+    wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:299
+    wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:378
+    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:461
+    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:486
+    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:592
+    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:592
+    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:592
+    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:592
+    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:592
+    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:592
+    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:592
     wire unused;
 
 `ifndef SYNTHESIS
@@ -326,11 +330,11 @@ module onic_optlink (
     assign ctl_sent_w = ctl_sent;
     assign stalled = (credit_stall | replay_rollover);
     assign tx_in_dws = s_tlp_hdr[126] ? {(s_tlp_hdr[105:96] == 10'h0), s_tlp_hdr[105:96]} : 11'h0;
-    assign _tx_in_frame_words_zext = {1'h0, tx_in_dws};
-    assign _tx_in_frame_words_add = _tx_in_frame_words_zext + 12'h15;
-    assign tx_in_frame_words = _tx_in_frame_words_add[10:4];
-    assign _tx_in_data_words_add = _tx_in_frame_words_zext + 12'h14;
-    assign tx_in_data_words = _tx_in_data_words_add[10:4];
+    assign _tx_in_frame_dws_up_zext = {1'h0, tx_in_dws};
+    assign tx_in_frame_dws_up = _tx_in_frame_dws_up_zext + 12'h15;
+    assign tx_in_frame_words = tx_in_frame_dws_up[10:4];
+    assign tx_in_data_dws_up = _tx_in_frame_dws_up_zext + 12'h14;
+    assign tx_in_data_words = tx_in_data_dws_up[10:4];
     assign tx_in_ready = tx_in_slice_s_tready;
     assign tx_in_slice_m_ready = ((framer_ready & admit_gate_kept) | tx_discard);
     assign tx_frame_words = tx_in_slice_m_tdata[671:665];
@@ -353,7 +357,7 @@ module onic_optlink (
     assign tx_first_beat = tx_in_slice_m_tvalid & tx_in_slice_m_tdata[1];
     assign tx_discarded = tx_first_beat & tx_discard;
     assign frame_end_next = resv_ptr + {2'h0, tx_frame_words};
-    assign framer_out_ready = _framer_out_ready_not;
+    assign framer_out_ready = wr_open;
     assign wr_keep_mask = {(framer_frame_keep[15] ? 32'hffffffff : 32'h0),
                           (framer_frame_keep[14] ? 32'hffffffff : 32'h0),
                           (framer_frame_keep[13] ? 32'hffffffff : 32'h0),
@@ -371,22 +375,23 @@ module onic_optlink (
                           (framer_frame_keep[1] ? 32'hffffffff : 32'h0),
                           (framer_frame_keep[0] ? 32'hffffffff : 32'h0)};
     assign wr_word = framer_frame_data & wr_keep_mask;
-    assign _framer_out_ready_not = ~lcrc_pending;
-    assign wr_take = framer_frame_valid & _framer_out_ready_not;
-    assign _wr_dropping_or = wr_drop | link_down;
-    assign wr_dropping = wr_first ? (link_down | (wr_word[23] != epoch)) : _wr_dropping_or;
+    assign wr_open = ~lcrc_pending;
+    assign wr_take = framer_frame_valid & wr_open;
+    assign wr_stale = link_down | (wr_word[23] != epoch);
+    assign wr_drop_on = wr_drop | link_down;
+    assign wr_dropping = wr_first ? wr_stale : wr_drop_on;
+    assign wr_crc_in = lcrc_pending ? wr_crc : (wr_first ? 32'hffffffff : wr_crc);
     assign _wr_crc_low_unit_mux = lcrc_pending ? 480'h0 : wr_word[479:0];
     assign wr_lcrc = ~wr_crc_low;
     assign lcrc_room = ~framer_frame_keep[15];
     assign wr_closes = lcrc_pending | (framer_frame_last & lcrc_room);
     assign wr_en = (wr_take | lcrc_pending) & (~(lcrc_pending ? wr_drop : wr_dropping));
-    assign concat_233 = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
-    assign _ack_progress_sub = rx_ctl_ack - acked_seq;
+    assign wr_buf_in = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
+    assign ack_delta = rx_ctl_ack - acked_seq;
     assign outstanding = (next_seq - 12'h1) - acked_seq;
     assign ackable = (frame_end_seq - 12'h1) - acked_seq;
-    assign _ack_progress_and = rx_good_dl & link_up;
-    assign ack_progress = _ack_progress_and & (_ack_progress_sub != 12'h0)
-                          & (~(ackable < _ack_progress_sub));
+    assign dl_heard = rx_good_dl & link_up;
+    assign ack_progress = dl_heard & (ack_delta != 12'h0) & (~(ackable < ack_delta));
     assign replay_expired = replay_timer == 16'h800;
     assign _replay_timer_not = ~link_up;
     assign tx_avail = send_ptr != done_ptr_d;
@@ -396,26 +401,26 @@ module onic_optlink (
                      | (since_ctl_ack & (ack_pending | (rx_limit != sent_limit)));
     assign send_data = link_up & (mid_frame | (tx_avail & (~tx_jump) & (~(nak_pending | ctl_due))));
     assign tx_moved = tx_ready & phy_up;
-    assign _send_ptr_and_2 = tx_moved & send_data;
-    assign _tx_ctl_not = ~send_data;
-    assign ctl_sent = tx_moved & _tx_ctl_not;
-    assign _send_ptr_and = ctl_sent & tx_jump;
-    assign _send_ptr_mux = link_down ? 9'h0
-                           : (_send_ptr_and_2 ? (send_ptr + 9'h1)
-                              : (_send_ptr_and ? ack_ptr : send_ptr));
+    assign data_sent = tx_moved & send_data;
+    assign send_ctl = ~send_data;
+    assign ctl_sent = tx_moved & send_ctl;
+    assign replay_start = ctl_sent & tx_jump;
+    assign send_ptr_inc = send_ptr + 9'h1;
+    assign send_ptr_next = link_down ? 9'h0
+                           : (data_sent ? send_ptr_inc : (replay_start ? ack_ptr : send_ptr));
     assign _mid_frame_not = ~link_down;
-    assign _replay_count_event_and = _send_ptr_and & replay_pending;
+    assign replay_begun = replay_start & replay_pending;
     assign replay_count_inc = {31'h0, replay_count_event};
     assign ctl_word = {416'h0, {16'h0, rx_limit},
                       {4'h0, (rx_next - 12'h1), 6'h0, (link_up & nak_pending),
                        (_replay_timer_not & heard), (link_up ? 8'h2 : 8'h1)}};
-    assign _wr_ptr_add = wr_ptr + 9'h1;
+    assign wr_ptr_inc = wr_ptr + 9'h1;
     assign credit_used_admit = credit_used + {9'h0, tx_data_words};
-    assign _tx_limit_eq = link_state == LINK_STATE_TRAINING;
-    assign _tx_limit_mux = (_ack_progress_and | (rx_good_ts & _tx_limit_eq)) ? rx_ctl_limit
-                           : tx_limit;
-    assign _resv_ptr_mux = link_down ? 9'h0 : (admit ? frame_end_next : resv_ptr);
-    assign _lost_count_add = (enter_down ? {20'h0, outstanding} : 32'h0) + {31'h0, tx_discarded};
+    assign _tx_limit_learn_eq = link_state == LINK_STATE_TRAINING;
+    assign tx_limit_learn = dl_heard | (rx_good_ts & _tx_limit_learn_eq);
+    assign tx_limit_now = tx_limit_learn ? rx_ctl_limit : tx_limit;
+    assign resv_ptr_next = link_down ? 9'h0 : (admit ? frame_end_next : resv_ptr);
+    assign lost_count_inc = (enter_down ? {20'h0, outstanding} : 32'h0) + {31'h0, tx_discarded};
     assign credit_starved = tx_first_beat & tx_between & peer_up & (~credit_ok);
     assign credit_stall = credit_wait == 16'h4000;
     assign replay_rollover = link_up & (replay_num == 3'h4);
@@ -466,9 +471,9 @@ module onic_optlink (
     assign rx_seq_ok_now = rx_first ? rx_seq_next : rx_seq_ok;
     assign rx_seq_ahead = rx_data_r[11:0] - rx_next;
     assign rx_dup_now = rx_first ? rx_seq_ahead[11] : rx_dup;
-    assign _rx_frame_words_zext = {1'h0, rx_data_r[22:12]};
-    assign _rx_frame_words_add = _rx_frame_words_zext + 12'h14;
-    assign rx_frame_words = {5'h0, _rx_frame_words_add[10:4]};
+    assign _rx_data_dws_up_zext = {1'h0, rx_data_r[22:12]};
+    assign rx_data_dws_up = _rx_data_dws_up_zext + 12'h14;
+    assign rx_frame_words = {5'h0, rx_data_dws_up[10:4]};
     assign rx_space_ok = ~(rx_free < rx_frame_words);
     assign rx_storing = rx_first ? (rx_token_ok & rx_seq_next & rx_space_ok & link_up) : rx_store;
     assign rx_len_ok_now = rx_first
@@ -477,8 +482,8 @@ module onic_optlink (
                                   ? {(rx_data_r[137:128] == 10'h0), rx_data_r[137:128]} : 11'h0))
                            : rx_len_ok;
     assign rx_dws_here = rx_first ? (rx_data_r[22:12] + 11'h5) : rx_dws_left;
-    assign _rx_left_now_add = _rx_frame_words_zext + 12'h15;
-    assign rx_left_now = rx_first ? _rx_left_now_add[10:4] : rx_words_left;
+    assign rx_frame_dws_up = _rx_data_dws_up_zext + 12'h15;
+    assign rx_left_now = rx_first ? rx_frame_dws_up[10:4] : rx_words_left;
     assign rx_last_word = rx_left_now == 7'h1;
     assign rx_word_full = ~(rx_dws_here < 11'h10);
     assign rx_keep = rx_word_full ? 16'hffff : (~(16'hffff << rx_dws_here[3:0]));
@@ -515,7 +520,7 @@ module onic_optlink (
     assign trained = handshake & (train_count == 16'h400);
     assign _link_state_next_not = ~phy_up;
     assign up_alone = up_unconfirmed == 16'h1000;
-    assign _link_state_next_mux = _tx_limit_eq
+    assign _link_state_next_mux = _tx_limit_learn_eq
                                   ? (_link_state_next_not ? LINK_STATE_DOWN
                                      : (trained ? LINK_STATE_UP : LINK_STATE_TRAINING))
                                   : ((_link_state_next_not | stalled | rx_fresh_ts | quiet
@@ -523,10 +528,9 @@ module onic_optlink (
                                       ? LINK_STATE_DOWN : LINK_STATE_UP);
     assign link_state_next = link_down ? (phy_up ? LINK_STATE_TRAINING : LINK_STATE_DOWN)
                              : _link_state_next_mux;
-    assign unused = &{1'b0, _tx_in_frame_words_add[3:0], _tx_in_frame_words_add[11],
-                    _tx_in_data_words_add[3:0], _tx_in_data_words_add[11], rx_seq_ahead[10:0],
-                    _rx_frame_words_add[3:0], _rx_frame_words_add[11], _rx_left_now_add[3:0],
-                    _rx_left_now_add[11]};
+    assign unused = &{1'b0, tx_in_frame_dws_up[3:0], tx_in_frame_dws_up[11], tx_in_data_dws_up[3:0],
+                    tx_in_data_dws_up[11], rx_seq_ahead[10:0], rx_data_dws_up[3:0],
+                    rx_data_dws_up[11], rx_frame_dws_up[3:0], rx_frame_dws_up[11]};
 `ifndef SYNTHESIS
     // link_state by name, for waveform viewers
     wire [63:0] link_state_name;
@@ -569,37 +573,37 @@ module onic_optlink (
         .frame_ready(framer_out_ready)
     );
 
-    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:289
-        .crc(lcrc_pending ? wr_crc : (wr_first ? 32'hffffffff : wr_crc)),
+    onic_optlink_crc480 wr_crc_low_unit ( // hdlgen/internal/optlink/link.go:291
+        .crc(wr_crc_in),
         .data(_wr_crc_low_unit_mux),
         .next(wr_crc_low)
     );
 
-    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:297
+    onic_optlink_crc32 wr_crc_next_unit ( // hdlgen/internal/optlink/link.go:299
         .crc(wr_crc_low),
         .data(wr_word[511:480]),
         .next(wr_crc_next)
     );
 
-    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:372
+    onic_optlink_crc480 ctl_crc_unit ( // hdlgen/internal/optlink/link.go:378
         .crc(32'hffffffff),
         .data(ctl_word),
         .next(ctl_crc)
     );
 
-    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:455
+    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:461
         .crc(32'h0),
         .data(rx_data[479:0]),
         .next(rx_data_crc_in)
     );
 
-    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:480
+    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:486
         .crc(rx_crc_low),
         .data(rx_data_r[511:480]),
         .next(rx_crc_next)
     );
 
-    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:586
+    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:592
         .clk(clk),
         .rst(rst),
         .in_data(_deframer_memread[511:0]),
@@ -695,7 +699,7 @@ module onic_optlink (
         if (rst) begin
             send_ptr <= 9'h0;
         end else begin
-            send_ptr <= _send_ptr_mux;
+            send_ptr <= send_ptr_next;
         end
     end
 
@@ -703,7 +707,7 @@ module onic_optlink (
         if (rst) begin
             resv_ptr <= 9'h0;
         end else begin
-            resv_ptr <= _resv_ptr_mux;
+            resv_ptr <= resv_ptr_next;
         end
     end
 
@@ -711,7 +715,7 @@ module onic_optlink (
         if (rst) begin
             wr_ptr <= 9'h0;
         end else begin
-            wr_ptr <= link_down ? 9'h0 : (wr_en ? _wr_ptr_add : wr_ptr);
+            wr_ptr <= link_down ? 9'h0 : (wr_en ? wr_ptr_inc : wr_ptr);
         end
     end
 
@@ -719,7 +723,7 @@ module onic_optlink (
         if (rst) begin
             done_ptr <= 9'h0;
         end else begin
-            done_ptr <= link_down ? 9'h0 : ((wr_en & wr_closes) ? _wr_ptr_add : done_ptr);
+            done_ptr <= link_down ? 9'h0 : ((wr_en & wr_closes) ? wr_ptr_inc : done_ptr);
         end
     end
 
@@ -751,7 +755,7 @@ module onic_optlink (
         if (rst) begin
             tx_limit <= 16'h0;
         end else begin
-            tx_limit <= link_down ? 16'h0 : _tx_limit_mux;
+            tx_limit <= link_down ? 16'h0 : tx_limit_now;
         end
     end
 
@@ -759,7 +763,7 @@ module onic_optlink (
         if (rst) begin
             replay_room_left <= 12'h100;
         end else begin
-            replay_room_left <= {3'h0, (replay_r_plus_tail - _resv_ptr_mux)};
+            replay_room_left <= {3'h0, (replay_r_plus_tail - resv_ptr_next)};
         end
     end
 
@@ -768,8 +772,8 @@ module onic_optlink (
             credit_left <= 16'h0;
         end else begin
             credit_left <= link_down ? 16'h0
-                           : (admit ? (_tx_limit_mux - credit_used_admit)
-                              : (_tx_limit_mux - credit_used));
+                           : (admit ? (tx_limit_now - credit_used_admit)
+                              : (tx_limit_now - credit_used));
         end
     end
 
@@ -825,7 +829,7 @@ module onic_optlink (
         if (rst) begin
             wr_drop <= 1'h0;
         end else begin
-            wr_drop <= (wr_take & wr_first) ? wr_dropping : _wr_dropping_or;
+            wr_drop <= (wr_take & wr_first) ? wr_dropping : wr_drop_on;
         end
     end
 
@@ -859,7 +863,7 @@ module onic_optlink (
         if (rst) begin
             nak_seen <= 1'h0;
         end else begin
-            nak_seen <= _ack_progress_and & rx_ctl_nak;
+            nak_seen <= dl_heard & rx_ctl_nak;
         end
     end
 
@@ -878,7 +882,7 @@ module onic_optlink (
             replay_pending <= 1'h0;
         end else begin
             replay_pending <= link_up
-                              & (nak_seen | replay_expired | (replay_pending & (~_send_ptr_and)));
+                              & (nak_seen | replay_expired | (replay_pending & (~replay_start)));
         end
     end
 
@@ -886,8 +890,7 @@ module onic_optlink (
         if (rst) begin
             mid_frame <= 1'h0;
         end else begin
-            mid_frame <= _mid_frame_not
-                         & (_send_ptr_and_2 ? (~_mid_frame_memread[512]) : mid_frame);
+            mid_frame <= _mid_frame_not & (data_sent ? (~_mid_frame_memread[512]) : mid_frame);
         end
     end
 
@@ -933,14 +936,14 @@ module onic_optlink (
     end
 
     always @(posedge clk) begin
-        _mid_frame_memread <= replay_buf[_send_ptr_mux[7:0]];
+        _mid_frame_memread <= replay_buf[send_ptr_next[7:0]];
     end
 
     always @(posedge clk) begin
         if (rst) begin
             replay_count_event <= 1'h0;
         end else begin
-            replay_count_event <= _replay_count_event_and;
+            replay_count_event <= replay_begun;
         end
     end
 
@@ -965,8 +968,8 @@ module onic_optlink (
         if (rst) begin
             lost_count <= 32'h0;
         end else begin
-            lost_count <= ((~lost_count) < _lost_count_add) ? 32'hffffffff
-                          : (lost_count + _lost_count_add);
+            lost_count <= ((~lost_count) < lost_count_inc) ? 32'hffffffff
+                          : (lost_count + lost_count_inc);
         end
     end
 
@@ -974,7 +977,7 @@ module onic_optlink (
         if (rst) begin
             credit_wait <= 16'h0;
         end else begin
-            credit_wait <= ((~(credit_starved & link_up)) | (_tx_limit_mux != tx_limit)) ? 16'h0
+            credit_wait <= ((~(credit_starved & link_up)) | (tx_limit_now != tx_limit)) ? 16'h0
                            : (credit_wait + 16'h1);
         end
     end
@@ -984,7 +987,7 @@ module onic_optlink (
             replay_num <= 3'h0;
         end else begin
             replay_num <= (link_down | ack_progress) ? 3'h0
-                          : (_replay_count_event_and ? (replay_num + 3'h1) : replay_num);
+                          : (replay_begun ? (replay_num + 3'h1) : replay_num);
         end
     end
 
@@ -1245,8 +1248,8 @@ module onic_optlink (
         if (rst) begin
             handshake <= 1'h0;
         end else begin
-            handshake <= _tx_limit_eq & ((handshake & (~rx_fresh_ts)) | (rx_good_ts & rx_ctl_seen))
-                         & _heard_not;
+            handshake <= _tx_limit_learn_eq
+                         & ((handshake & (~rx_fresh_ts)) | (rx_good_ts & rx_ctl_seen)) & _heard_not;
         end
     end
 
@@ -1254,7 +1257,7 @@ module onic_optlink (
         if (rst) begin
             train_count <= 16'h0;
         end else begin
-            train_count <= (_tx_limit_eq & handshake) ? (train_count + 16'h1) : 16'h0;
+            train_count <= (_tx_limit_learn_eq & handshake) ? (train_count + 16'h1) : 16'h0;
         end
     end
 
@@ -1275,7 +1278,7 @@ module onic_optlink (
 
     always @(posedge clk) begin
         if (wr_en) begin
-            replay_buf[wr_ptr[7:0]] <= concat_233;
+            replay_buf[wr_ptr[7:0]] <= wr_buf_in;
         end
     end
 
@@ -1289,7 +1292,7 @@ module onic_optlink (
     assign s_tlp_ready = tx_in_ready;
     assign replays = replay_count;
     assign tx_data = send_data ? _mid_frame_memread[511:0] : {(~ctl_crc), ctl_word};
-    assign tx_ctl = _tx_ctl_not;
+    assign tx_ctl = send_ctl;
     assign tx_valid = phy_up;
     assign lost = lost_count;
     assign stalls = stall_count;
