@@ -68,16 +68,17 @@ func Check(m *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, ds []
 		for _, r := range d.Requesters {
 			in = m.Or(in, m.And(geU(req, m.Const(16, uint64(r[0]))), geU(m.Const(16, uint64(r[1])), req)))
 		}
+		in = m.Named(fmt.Sprintf("domain%d_member", di), in)
 		// The domain's egress mask, one bit per egress number, and its
 		// ingress mask, one bit per ingress.
-		eg := m.Slice(m.Shr(m.Const(32, uint64(d.Egress)), egressBit), 0, 1)
-		src := m.Slice(m.Shr(m.Const(4, uint64(d.Ingress)), ingress), 0, 1)
+		eg := m.Slice(m.Named(fmt.Sprintf("domain%d_egress_mask", di), m.Shr(m.Const(32, uint64(d.Egress)), egressBit)), 0, 1)
+		src := m.Slice(m.Named(fmt.Sprintf("domain%d_source_mask", di), m.Shr(m.Const(4, uint64(d.Ingress)), ingress)), 0, 1)
 		hit, rd, wr := zero, zero, zero
-		for _, s := range d.Spans {
+		for si, s := range d.Spans {
 			end := m.Const(64, s.End)
 			// base <= addr < end, and the last byte before end.
-			fits := m.And(m.And(geU(addr, m.Const(64, s.Base)), m.LtU(addr, end)),
-				geU(m.Sub(m.Sub(end, m.Const(64, 1)), addr), last))
+			fits := m.Named(fmt.Sprintf("domain%d_span%d_fits", di, si), m.And(m.And(geU(addr, m.Const(64, s.Base)), m.LtU(addr, end)),
+				geU(m.Sub(m.Sub(end, m.Const(64, 1)), addr), last)))
 			hit = m.Or(hit, fits)
 			if s.Read {
 				rd = m.Or(rd, fits)
@@ -91,6 +92,8 @@ func Check(m *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, ds []
 		index = pick(index, m.Const(16, uint64(di)))
 		sourceOK, egressOK, inRange, canRead, canWrite = pick(sourceOK, src), pick(egressOK, eg), pick(inRange, hit), pick(canRead, rd), pick(canWrite, wr)
 	}
+	found, index = m.Named("domain_found", found), m.Named("domain_index", index)
+	sourceOK, egressOK = m.Named("domain_source_ok", sourceOK), m.Named("domain_egress_ok", egressOK)
 	// A slot holds the access when it is on, belongs to the requester's
 	// domain, and addr-base < length and length-(addr-base) >= size.
 	size64 := m.Zext(size, 64)
@@ -108,11 +111,12 @@ func Check(m *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, ds []
 	// As acl.Check: a missing write right first, then a missing read right.
 	needWrite := m.Named("need_write", m.Slice(op, 1, 1))
 	needRead := m.Named("need_read", m.Or(m.Slice(op, 0, 1), m.Not(needWrite)))
-	verdict := m.Mux(m.And(needRead, m.Not(canRead)), rule(acl.ReadDenied), rule(acl.Allowed))
-	verdict = m.Mux(m.And(needWrite, m.Not(canWrite)), rule(acl.WriteDenied), verdict)
-	verdict = m.Mux(inRange, verdict, rule(acl.NoRange))
-	verdict = m.Mux(egressOK, verdict, rule(acl.EgressDenied))
-	verdict = m.Mux(sourceOK, verdict, rule(acl.SourceInvalid))
+	inRange, canRead, canWrite = m.Named("in_range", inRange), m.Named("can_read", canRead), m.Named("can_write", canWrite)
+	verdict := m.Named("verdict_rights", m.Mux(m.And(needRead, m.Named("read_missing", m.Not(canRead))), rule(acl.ReadDenied), rule(acl.Allowed)))
+	verdict = m.Named("verdict_write", m.Mux(m.And(needWrite, m.Not(canWrite)), rule(acl.WriteDenied), verdict))
+	verdict = m.Named("verdict_range", m.Mux(inRange, verdict, rule(acl.NoRange)))
+	verdict = m.Named("verdict_egress", m.Mux(egressOK, verdict, rule(acl.EgressDenied)))
+	verdict = m.Named("verdict_source", m.Mux(sourceOK, verdict, rule(acl.SourceInvalid)))
 	verdict = m.Mux(found, verdict, rule(acl.NoDomain))
 	return Verdict{Rule: verdict, Found: found, Domain: index}, nil
 }

@@ -58,7 +58,7 @@ func Windows(m *ir.Module, bar, off, enabled ir.Value, ws []ntb.Window) (Result,
 		if sh < 64 {
 			hit = m.And(hit, m.Eq(m.Slice(off, sh, 64-sh), m.Const(64-sh, w.Offset>>sh)))
 		}
-		hits = append(hits, hit)
+		hits = append(hits, m.Named(fmt.Sprintf("window%d_hit", k), hit))
 		place := func(base uint64) ir.Value {
 			if sh == 0 {
 				return m.Const(64, base)

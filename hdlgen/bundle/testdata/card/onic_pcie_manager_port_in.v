@@ -317,12 +317,12 @@ module onic_pcie_manager_port_in (
     wire port_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
-    wire [2:0] access_rule; // hdlgen/internal/access/access.go:164
-    wire access_found; // hdlgen/internal/access/access.go:164
-    wire [15:0] access_domain; // hdlgen/internal/access/access.go:164
-    wire [2:0] relay_access_rule; // hdlgen/internal/access/access.go:164
-    wire relay_access_found; // hdlgen/internal/access/access.go:164
-    wire [15:0] relay_access_domain; // hdlgen/internal/access/access.go:164
+    wire [2:0] access_rule; // hdlgen/internal/access/access.go:168
+    wire access_found; // hdlgen/internal/access/access.go:168
+    wire [15:0] access_domain; // hdlgen/internal/access/access.go:168
+    wire [2:0] relay_access_rule; // hdlgen/internal/access/access.go:168
+    wire relay_access_found; // hdlgen/internal/access/access.go:168
+    wire [15:0] relay_access_domain; // hdlgen/internal/access/access.go:168
     wire m_host_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [657:0] m_host_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire m_host_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -623,7 +623,7 @@ module onic_pcie_manager_port_in (
         .m_tready(port_in_slice_m_ready)
     );
 
-    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:164
+    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:168
         .req(p1_hdr_requester),
         .ingress(_access_add),
         .addr(p1_hdr_address),
@@ -635,7 +635,7 @@ module onic_pcie_manager_port_in (
         .domain(access_domain)
     );
 
-    onic_pcie_manager_access relay_access ( // hdlgen/internal/access/access.go:164
+    onic_pcie_manager_access relay_access ( // hdlgen/internal/access/access.go:168
         .req(p1_hdr_requester),
         .ingress(_access_add),
         .addr(p1_hdr_address),

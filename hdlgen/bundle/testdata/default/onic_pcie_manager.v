@@ -398,9 +398,9 @@ module onic_pcie_manager (
     wire windows_multicast; // hdlgen/internal/translate/translate.go:151
     wire [2:0] windows_second_egress; // hdlgen/internal/translate/translate.go:151
     wire [63:0] windows_second_translated; // hdlgen/internal/translate/translate.go:151
-    wire [2:0] access_rule; // hdlgen/internal/access/access.go:164
-    wire access_found; // hdlgen/internal/access/access.go:164
-    wire [15:0] access_domain; // hdlgen/internal/access/access.go:164
+    wire [2:0] access_rule; // hdlgen/internal/access/access.go:168
+    wire access_found; // hdlgen/internal/access/access.go:168
+    wire [15:0] access_domain; // hdlgen/internal/access/access.go:168
     wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -798,7 +798,7 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:164
+    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:168
         .req(s2_hdr[95:80]),
         .ingress(2'h0),
         .addr(check_addr),

@@ -16,50 +16,66 @@ module onic_pcie_manager_access (
     output wire found,
     output wire [15:0] domain
 );
-    wire _found_ltu; // hdlgen/internal/access/access.go:61
-    wire _found_and_2; // hdlgen/internal/access/access.go:69
-    wire [31:0] _rule_shr_4; // hdlgen/internal/access/access.go:73
-    wire [3:0] _rule_shr_3; // hdlgen/internal/access/access.go:74
-    wire _rule_and; // hdlgen/internal/access/access.go:79
-    wire _found_and; // hdlgen/internal/access/access.go:69
-    wire [31:0] _rule_shr_2; // hdlgen/internal/access/access.go:73
-    wire [3:0] _rule_shr; // hdlgen/internal/access/access.go:74
-    wire _found_mux; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_2; // hdlgen/internal/access/access.go:89
-    wire need_write; // hdlgen/internal/access/access.go:109
-    wire need_read; // hdlgen/internal/access/access.go:110
-    wire _rule_not; // hdlgen/internal/access/access.go:111
-    wire [2:0] _rule_mux; // hdlgen/internal/access/access.go:114
+    wire _domain0_member_ltu; // hdlgen/internal/access/access.go:61
+    wire domain0_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain0_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain0_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain0_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain1_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain1_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain1_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain_found; // hdlgen/internal/access/access.go:90
+    wire [15:0] domain_index; // hdlgen/internal/access/access.go:90
+    wire domain_source_ok; // hdlgen/internal/access/access.go:90
+    wire domain_egress_ok; // hdlgen/internal/access/access.go:90
+    wire in_range; // hdlgen/internal/access/access.go:90
+    wire can_read; // hdlgen/internal/access/access.go:90
+    wire can_write; // hdlgen/internal/access/access.go:90
+    wire need_write; // hdlgen/internal/access/access.go:112
+    wire need_read; // hdlgen/internal/access/access.go:113
+    wire read_missing; // hdlgen/internal/access/access.go:115
+    wire [2:0] verdict_rights; // hdlgen/internal/access/access.go:115
+    wire [2:0] verdict_write; // hdlgen/internal/access/access.go:116
+    wire [2:0] verdict_range; // hdlgen/internal/access/access.go:117
+    wire [2:0] verdict_egress; // hdlgen/internal/access/access.go:118
+    wire [2:0] verdict_source; // hdlgen/internal/access/access.go:119
     wire unused;
 
-    assign _found_ltu = 1'h0;
-    assign _found_and_2 = (~_found_ltu) & (~(16'h0 < req));
-    assign _rule_shr_4 = 32'h1 >> egress_bit;
-    assign _rule_shr_3 = 4'h1 >> ingress;
-    assign _rule_and = (~(addr < 64'h100000000)) & (addr < 64'h140000000)
-                       & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
-    assign _found_and = (~(req < 16'h2000)) & (~(16'h2007 < req));
-    assign _rule_shr_2 = 32'h8 >> egress_bit;
-    assign _rule_shr = 4'h2 >> ingress;
-    assign _found_mux = _found_and ? 1'h1 : (_found_and_2 ? 1'h1 : 1'h0);
-    assign _rule_mux_2 = _found_and ? _rule_and : (_found_and_2 ? _rule_and : 1'h0);
+    assign _domain0_member_ltu = 1'h0;
+    assign domain0_member = 1'h0 | ((~_domain0_member_ltu) & (~(16'h0 < req)));
+    assign domain0_egress_mask = 32'h1 >> egress_bit;
+    assign domain0_source_mask = 4'h1 >> ingress;
+    assign domain0_span0_fits = (~(addr < 64'h100000000)) & (addr < 64'h140000000)
+                                & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
+    assign domain1_member = 1'h0 | ((~(req < 16'h2000)) & (~(16'h2007 < req)));
+    assign domain1_egress_mask = 32'h8 >> egress_bit;
+    assign domain1_source_mask = 4'h2 >> ingress;
+    assign domain1_span0_fits = domain0_span0_fits;
+    assign domain_found = domain1_member ? 1'h1 : (domain0_member ? 1'h1 : 1'h0);
+    assign domain_index = domain1_member ? 16'h1 : 16'h0;
+    assign domain_source_ok = domain1_member ? domain1_source_mask[0]
+                              : (domain0_member ? domain0_source_mask[0] : 1'h0);
+    assign domain_egress_ok = domain1_member ? domain1_egress_mask[0]
+                              : (domain0_member ? domain0_egress_mask[0] : 1'h0);
+    assign in_range = domain1_member ? domain1_span0_fits
+                      : (domain0_member ? domain0_span0_fits : 1'h0);
+    assign can_read = in_range;
+    assign can_write = in_range;
     assign need_write = op[1];
     assign need_read = op[0] | (~need_write);
-    assign _rule_not = ~_rule_mux_2;
-    assign _rule_mux = (_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0))
-                       ? (_rule_mux_2
-                          ? ((need_write & _rule_not) ? 3'h4
-                              : ((need_read & _rule_not) ? 3'h3 : 3'h0))
-                          : 3'h2)
-                       : 3'h5;
-    assign unused = &{1'b0, _rule_shr_4[31:1], _rule_shr_3[3:1], _rule_shr_2[31:1], _rule_shr[3:1]};
+    assign read_missing = ~can_read;
+    assign verdict_rights = (need_read & read_missing) ? 3'h3 : 3'h0;
+    assign verdict_write = (need_write & (~can_write)) ? 3'h4 : verdict_rights;
+    assign verdict_range = in_range ? verdict_write : 3'h2;
+    assign verdict_egress = domain_egress_ok ? verdict_range : 3'h5;
+    assign verdict_source = domain_source_ok ? verdict_egress : 3'h6;
+    assign unused = &{1'b0, domain0_egress_mask[31:1], domain0_source_mask[3:1],
+                    domain1_egress_mask[31:1], domain1_source_mask[3:1]};
 
-    assign rule = _found_mux
-                  ? ((_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0))
-                      ? _rule_mux : 3'h6)
-                  : 3'h1;
-    assign found = _found_mux;
-    assign domain = _found_and ? 16'h1 : 16'h0;
+    assign rule = domain_found ? verdict_source : 3'h1;
+    assign found = domain_found;
+    assign domain = domain_index;
 endmodule
 
 `default_nettype wire

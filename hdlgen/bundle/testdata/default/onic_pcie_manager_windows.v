@@ -21,20 +21,20 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire _found_and; // hdlgen/internal/translate/translate.go:59
+    wire window0_hit; // hdlgen/internal/translate/translate.go:59
 
-    assign _found_and = (bar == 3'h2) & (off[63:30] == 34'h0);
+    assign window0_hit = (bar == 3'h2) & (off[63:30] == 34'h0);
 
-    assign found = _found_and;
-    assign enabled = _found_and ? window_en : 1'h0;
+    assign found = window0_hit;
+    assign enabled = window0_hit ? window_en : 1'h0;
     assign index = 6'h0;
-    assign egress = _found_and ? 3'h1 : 3'h0;
+    assign egress = window0_hit ? 3'h1 : 3'h0;
     assign slot = 8'h0;
-    assign translated = _found_and ? {34'h4, off[29:0]} : 64'h0;
+    assign translated = window0_hit ? {34'h4, off[29:0]} : 64'h0;
     assign has_second = 1'h0;
     assign multicast = 1'h0;
     assign second_egress = 3'h0;
-    assign second_translated = _found_and ? {34'h0, off[29:0]} : 64'h0;
+    assign second_translated = window0_hit ? {34'h0, off[29:0]} : 64'h0;
 endmodule
 
 `default_nettype wire

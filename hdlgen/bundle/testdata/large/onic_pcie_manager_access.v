@@ -16,388 +16,444 @@ module onic_pcie_manager_access (
     output wire found,
     output wire [15:0] domain
 );
-    wire [63:0] _rule_sub; // hdlgen/internal/access/access.go:62
-    wire _found_ltu; // hdlgen/internal/access/access.go:61
-    wire _found_and_8; // hdlgen/internal/access/access.go:69
-    wire [31:0] _rule_shr_2; // hdlgen/internal/access/access.go:73
-    wire [3:0] _rule_shr; // hdlgen/internal/access/access.go:74
-    wire _rule_and_64; // hdlgen/internal/access/access.go:79
-    wire _rule_and_63; // hdlgen/internal/access/access.go:79
-    wire _rule_or_8; // hdlgen/internal/access/access.go:81
-    wire _rule_and_62; // hdlgen/internal/access/access.go:79
-    wire _rule_and_61; // hdlgen/internal/access/access.go:79
-    wire _rule_and_60; // hdlgen/internal/access/access.go:79
-    wire _rule_and_59; // hdlgen/internal/access/access.go:79
-    wire _rule_and_58; // hdlgen/internal/access/access.go:79
-    wire _rule_and_57; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_19; // hdlgen/internal/access/access.go:89
-    wire _found_and_7; // hdlgen/internal/access/access.go:69
-    wire _rule_and_56; // hdlgen/internal/access/access.go:79
-    wire _rule_and_55; // hdlgen/internal/access/access.go:79
-    wire _rule_or_7; // hdlgen/internal/access/access.go:81
-    wire _rule_and_54; // hdlgen/internal/access/access.go:79
-    wire _rule_and_53; // hdlgen/internal/access/access.go:79
-    wire _rule_and_52; // hdlgen/internal/access/access.go:79
-    wire _rule_and_51; // hdlgen/internal/access/access.go:79
-    wire _rule_and_50; // hdlgen/internal/access/access.go:79
-    wire _rule_and_49; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_18; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_17; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_16; // hdlgen/internal/access/access.go:89
-    wire _found_and_6; // hdlgen/internal/access/access.go:69
-    wire _rule_and_48; // hdlgen/internal/access/access.go:79
-    wire _rule_and_47; // hdlgen/internal/access/access.go:79
-    wire _rule_or_6; // hdlgen/internal/access/access.go:81
-    wire _rule_and_46; // hdlgen/internal/access/access.go:79
-    wire _rule_and_45; // hdlgen/internal/access/access.go:79
-    wire _rule_and_44; // hdlgen/internal/access/access.go:79
-    wire _rule_and_43; // hdlgen/internal/access/access.go:79
-    wire _rule_and_42; // hdlgen/internal/access/access.go:79
-    wire _rule_and_41; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_15; // hdlgen/internal/access/access.go:89
-    wire _found_and_5; // hdlgen/internal/access/access.go:69
-    wire _rule_and_40; // hdlgen/internal/access/access.go:79
-    wire _rule_and_39; // hdlgen/internal/access/access.go:79
-    wire _rule_or_5; // hdlgen/internal/access/access.go:81
-    wire _rule_and_38; // hdlgen/internal/access/access.go:79
-    wire _rule_and_37; // hdlgen/internal/access/access.go:79
-    wire _rule_and_36; // hdlgen/internal/access/access.go:79
-    wire _rule_and_35; // hdlgen/internal/access/access.go:79
-    wire _rule_and_34; // hdlgen/internal/access/access.go:79
-    wire _rule_and_33; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_14; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_13; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_12; // hdlgen/internal/access/access.go:89
-    wire _found_and_4; // hdlgen/internal/access/access.go:69
-    wire _rule_and_32; // hdlgen/internal/access/access.go:79
-    wire _rule_and_31; // hdlgen/internal/access/access.go:79
-    wire _rule_or_4; // hdlgen/internal/access/access.go:81
-    wire _rule_and_30; // hdlgen/internal/access/access.go:79
-    wire _rule_and_29; // hdlgen/internal/access/access.go:79
-    wire _rule_and_28; // hdlgen/internal/access/access.go:79
-    wire _rule_and_27; // hdlgen/internal/access/access.go:79
-    wire _rule_and_26; // hdlgen/internal/access/access.go:79
-    wire _rule_and_25; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_11; // hdlgen/internal/access/access.go:89
-    wire _found_and_3; // hdlgen/internal/access/access.go:69
-    wire _rule_and_24; // hdlgen/internal/access/access.go:79
-    wire _rule_and_23; // hdlgen/internal/access/access.go:79
-    wire _rule_or_3; // hdlgen/internal/access/access.go:81
-    wire _rule_and_22; // hdlgen/internal/access/access.go:79
-    wire _rule_and_21; // hdlgen/internal/access/access.go:79
-    wire _rule_and_20; // hdlgen/internal/access/access.go:79
-    wire _rule_and_19; // hdlgen/internal/access/access.go:79
-    wire _rule_and_18; // hdlgen/internal/access/access.go:79
-    wire _rule_and_17; // hdlgen/internal/access/access.go:79
-    wire _rule_mux_10; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_9; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_8; // hdlgen/internal/access/access.go:89
-    wire _found_and_2; // hdlgen/internal/access/access.go:69
-    wire _rule_and_16; // hdlgen/internal/access/access.go:79
-    wire _rule_and_15; // hdlgen/internal/access/access.go:79
-    wire _rule_or_2; // hdlgen/internal/access/access.go:81
-    wire _rule_and_14; // hdlgen/internal/access/access.go:79
-    wire _rule_and_13; // hdlgen/internal/access/access.go:79
-    wire _rule_and_12; // hdlgen/internal/access/access.go:79
-    wire _rule_and_11; // hdlgen/internal/access/access.go:79
-    wire _rule_and_10; // hdlgen/internal/access/access.go:79
-    wire _rule_and_9; // hdlgen/internal/access/access.go:79
-    wire _found_mux_2; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_7; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_6; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_5; // hdlgen/internal/access/access.go:89
-    wire _found_and; // hdlgen/internal/access/access.go:69
-    wire _rule_and_8; // hdlgen/internal/access/access.go:79
-    wire _rule_and_7; // hdlgen/internal/access/access.go:79
-    wire _rule_or; // hdlgen/internal/access/access.go:81
-    wire _rule_and_6; // hdlgen/internal/access/access.go:79
-    wire _rule_and_5; // hdlgen/internal/access/access.go:79
-    wire _rule_and_4; // hdlgen/internal/access/access.go:79
-    wire _rule_and_3; // hdlgen/internal/access/access.go:79
-    wire _rule_and_2; // hdlgen/internal/access/access.go:79
-    wire _rule_and; // hdlgen/internal/access/access.go:79
-    wire _found_mux; // hdlgen/internal/access/access.go:89
-    wire [15:0] _domain_mux; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_4; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_3; // hdlgen/internal/access/access.go:89
-    wire _rule_mux_2; // hdlgen/internal/access/access.go:89
-    wire need_write; // hdlgen/internal/access/access.go:109
-    wire need_read; // hdlgen/internal/access/access.go:110
-    wire [2:0] _rule_mux; // hdlgen/internal/access/access.go:113
+    wire [63:0] _domain0_span0_fits_sub; // hdlgen/internal/access/access.go:62
+    wire _domain0_member_ltu; // hdlgen/internal/access/access.go:61
+    wire domain0_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain0_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain0_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain0_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_8; // hdlgen/internal/access/access.go:82
+    wire domain0_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain0_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_7; // hdlgen/internal/access/access.go:90
+    wire domain1_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain1_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain1_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain1_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_7; // hdlgen/internal/access/access.go:82
+    wire domain1_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain1_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_6; // hdlgen/internal/access/access.go:90
+    wire _can_read_mux_3; // hdlgen/internal/access/access.go:90
+    wire _can_write_mux_3; // hdlgen/internal/access/access.go:90
+    wire domain2_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain2_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain2_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain2_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_6; // hdlgen/internal/access/access.go:82
+    wire domain2_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain2_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_5; // hdlgen/internal/access/access.go:90
+    wire domain3_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain3_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain3_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain3_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_5; // hdlgen/internal/access/access.go:82
+    wire domain3_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain3_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_4; // hdlgen/internal/access/access.go:90
+    wire _can_read_mux_2; // hdlgen/internal/access/access.go:90
+    wire _can_write_mux_2; // hdlgen/internal/access/access.go:90
+    wire domain4_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain4_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain4_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain4_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_4; // hdlgen/internal/access/access.go:82
+    wire domain4_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain4_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_3; // hdlgen/internal/access/access.go:90
+    wire domain5_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain5_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain5_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain5_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_3; // hdlgen/internal/access/access.go:82
+    wire domain5_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain5_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_mux_2; // hdlgen/internal/access/access.go:90
+    wire _can_read_mux; // hdlgen/internal/access/access.go:90
+    wire _can_write_mux; // hdlgen/internal/access/access.go:90
+    wire domain6_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain6_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain6_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain6_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or_2; // hdlgen/internal/access/access.go:82
+    wire domain6_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain6_span7_fits; // hdlgen/internal/access/access.go:80
+    wire _domain_found_mux; // hdlgen/internal/access/access.go:90
+    wire _domain_source_ok_mux; // hdlgen/internal/access/access.go:90
+    wire _domain_egress_ok_mux; // hdlgen/internal/access/access.go:90
+    wire _in_range_mux; // hdlgen/internal/access/access.go:90
+    wire domain7_member; // hdlgen/internal/access/access.go:69
+    wire [31:0] domain7_egress_mask; // hdlgen/internal/access/access.go:74
+    wire [3:0] domain7_source_mask; // hdlgen/internal/access/access.go:75
+    wire domain7_span0_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span1_fits; // hdlgen/internal/access/access.go:80
+    wire _in_range_or; // hdlgen/internal/access/access.go:82
+    wire domain7_span2_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span3_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span4_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span5_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span6_fits; // hdlgen/internal/access/access.go:80
+    wire domain7_span7_fits; // hdlgen/internal/access/access.go:80
+    wire domain_found; // hdlgen/internal/access/access.go:90
+    wire [15:0] domain_index; // hdlgen/internal/access/access.go:90
+    wire domain_source_ok; // hdlgen/internal/access/access.go:90
+    wire domain_egress_ok; // hdlgen/internal/access/access.go:90
+    wire in_range; // hdlgen/internal/access/access.go:90
+    wire can_read; // hdlgen/internal/access/access.go:90
+    wire can_write; // hdlgen/internal/access/access.go:90
+    wire need_write; // hdlgen/internal/access/access.go:112
+    wire need_read; // hdlgen/internal/access/access.go:113
+    wire read_missing; // hdlgen/internal/access/access.go:115
+    wire [2:0] verdict_rights; // hdlgen/internal/access/access.go:115
+    wire [2:0] verdict_write; // hdlgen/internal/access/access.go:116
+    wire [2:0] verdict_range; // hdlgen/internal/access/access.go:117
+    wire [2:0] verdict_egress; // hdlgen/internal/access/access.go:118
+    wire [2:0] verdict_source; // hdlgen/internal/access/access.go:119
     wire unused;
 
-    assign _rule_sub = {51'h0, size} - 64'h1;
-    assign _found_ltu = 1'h0;
-    assign _found_and_8 = (~_found_ltu) & (~(16'hff < req));
-    assign _rule_shr_2 = 32'h307 >> egress_bit;
-    assign _rule_shr = 4'h1 >> ingress;
-    assign _rule_and_64 = (~(addr < 64'h100000000)) & (addr < 64'h110000000)
-                          & (~(((64'h110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_63 = (~(addr < 64'h200000000)) & (addr < 64'h210000000)
-                          & (~(((64'h210000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_8 = _rule_and_64 | _rule_and_63;
-    assign _rule_and_62 = (~(addr < 64'h300000000)) & (addr < 64'h310000000)
-                          & (~(((64'h310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_61 = (~(addr < 64'h400000000)) & (addr < 64'h410000000)
-                          & (~(((64'h410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_60 = (~(addr < 64'h500000000)) & (addr < 64'h510000000)
-                          & (~(((64'h510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_59 = (~(addr < 64'h600000000)) & (addr < 64'h610000000)
-                          & (~(((64'h610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_58 = (~(addr < 64'h700000000)) & (addr < 64'h710000000)
-                          & (~(((64'h710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_57 = (~(addr < 64'h800000000)) & (addr < 64'h810000000)
-                          & (~(((64'h810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_19 = _found_and_8
-                          ? (_rule_or_8 | _rule_and_62 | _rule_and_61 | _rule_and_60 | _rule_and_59
-                             | _rule_and_58 | _rule_and_57)
-                          : 1'h0;
-    assign _found_and_7 = (~(req < 16'h100)) & (~(16'h1ff < req));
-    assign _rule_and_56 = (~(addr < 64'h900000000)) & (addr < 64'h910000000)
-                          & (~(((64'h910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_55 = (~(addr < 64'ha00000000)) & (addr < 64'ha10000000)
-                          & (~(((64'ha10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_7 = _rule_and_56 | _rule_and_55;
-    assign _rule_and_54 = (~(addr < 64'hb00000000)) & (addr < 64'hb10000000)
-                          & (~(((64'hb10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_53 = (~(addr < 64'hc00000000)) & (addr < 64'hc10000000)
-                          & (~(((64'hc10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_52 = (~(addr < 64'hd00000000)) & (addr < 64'hd10000000)
-                          & (~(((64'hd10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_51 = (~(addr < 64'he00000000)) & (addr < 64'he10000000)
-                          & (~(((64'he10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_50 = (~(addr < 64'hf00000000)) & (addr < 64'hf10000000)
-                          & (~(((64'hf10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_49 = (~(addr < 64'h1000000000)) & (addr < 64'h1010000000)
-                          & (~(((64'h1010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_18 = _found_and_7
-                          ? (_rule_or_7 | _rule_and_54 | _rule_and_53 | _rule_and_52 | _rule_and_51
-                             | _rule_and_50 | _rule_and_49)
-                          : _rule_mux_19;
-    assign _rule_mux_17 = _found_and_7
-                          ? (_rule_or_7 | _rule_and_53 | _rule_and_52 | _rule_and_50 | _rule_and_49)
-                          : (_found_and_8
-                             ? (_rule_or_8 | _rule_and_61 | _rule_and_60 | _rule_and_58
-                                | _rule_and_57)
-                             : 1'h0);
-    assign _rule_mux_16 = _found_and_7
-                          ? (_rule_and_56 | _rule_and_54 | _rule_and_53 | _rule_and_51
-                             | _rule_and_50)
-                          : (_found_and_8
-                             ? (_rule_and_64 | _rule_and_62 | _rule_and_61 | _rule_and_59
-                                | _rule_and_58)
-                             : 1'h0);
-    assign _found_and_6 = (~(req < 16'h200)) & (~(16'h2ff < req));
-    assign _rule_and_48 = (~(addr < 64'h1100000000)) & (addr < 64'h1110000000)
-                          & (~(((64'h1110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_47 = (~(addr < 64'h1200000000)) & (addr < 64'h1210000000)
-                          & (~(((64'h1210000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_6 = _rule_and_48 | _rule_and_47;
-    assign _rule_and_46 = (~(addr < 64'h1300000000)) & (addr < 64'h1310000000)
-                          & (~(((64'h1310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_45 = (~(addr < 64'h1400000000)) & (addr < 64'h1410000000)
-                          & (~(((64'h1410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_44 = (~(addr < 64'h1500000000)) & (addr < 64'h1510000000)
-                          & (~(((64'h1510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_43 = (~(addr < 64'h1600000000)) & (addr < 64'h1610000000)
-                          & (~(((64'h1610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_42 = (~(addr < 64'h1700000000)) & (addr < 64'h1710000000)
-                          & (~(((64'h1710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_41 = (~(addr < 64'h1800000000)) & (addr < 64'h1810000000)
-                          & (~(((64'h1810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_15 = _found_and_6
-                          ? (_rule_or_6 | _rule_and_46 | _rule_and_45 | _rule_and_44 | _rule_and_43
-                             | _rule_and_42 | _rule_and_41)
-                          : _rule_mux_18;
-    assign _found_and_5 = (~(req < 16'h300)) & (~(16'h3ff < req));
-    assign _rule_and_40 = (~(addr < 64'h1900000000)) & (addr < 64'h1910000000)
-                          & (~(((64'h1910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_39 = (~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)
-                          & (~(((64'h1a10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_5 = _rule_and_40 | _rule_and_39;
-    assign _rule_and_38 = (~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)
-                          & (~(((64'h1b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_37 = (~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)
-                          & (~(((64'h1c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_36 = (~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)
-                          & (~(((64'h1d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_35 = (~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)
-                          & (~(((64'h1e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_34 = (~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)
-                          & (~(((64'h1f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_33 = (~(addr < 64'h2000000000)) & (addr < 64'h2010000000)
-                          & (~(((64'h2010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_14 = _found_and_5
-                          ? (_rule_or_5 | _rule_and_38 | _rule_and_37 | _rule_and_36 | _rule_and_35
-                             | _rule_and_34 | _rule_and_33)
-                          : _rule_mux_15;
-    assign _rule_mux_13 = _found_and_5
-                          ? (_rule_or_5 | _rule_and_37 | _rule_and_36 | _rule_and_34 | _rule_and_33)
-                          : (_found_and_6
-                             ? (_rule_or_6 | _rule_and_45 | _rule_and_44 | _rule_and_42
-                                | _rule_and_41)
-                             : _rule_mux_17);
-    assign _rule_mux_12 = _found_and_5
-                          ? (_rule_and_40 | _rule_and_38 | _rule_and_37 | _rule_and_35
-                             | _rule_and_34)
-                          : (_found_and_6
-                             ? (_rule_and_48 | _rule_and_46 | _rule_and_45 | _rule_and_43
-                                | _rule_and_42)
-                             : _rule_mux_16);
-    assign _found_and_4 = (~(req < 16'h400)) & (~(16'h4ff < req));
-    assign _rule_and_32 = (~(addr < 64'h2100000000)) & (addr < 64'h2110000000)
-                          & (~(((64'h2110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_31 = (~(addr < 64'h2200000000)) & (addr < 64'h2210000000)
-                          & (~(((64'h2210000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_4 = _rule_and_32 | _rule_and_31;
-    assign _rule_and_30 = (~(addr < 64'h2300000000)) & (addr < 64'h2310000000)
-                          & (~(((64'h2310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_29 = (~(addr < 64'h2400000000)) & (addr < 64'h2410000000)
-                          & (~(((64'h2410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_28 = (~(addr < 64'h2500000000)) & (addr < 64'h2510000000)
-                          & (~(((64'h2510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_27 = (~(addr < 64'h2600000000)) & (addr < 64'h2610000000)
-                          & (~(((64'h2610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_26 = (~(addr < 64'h2700000000)) & (addr < 64'h2710000000)
-                          & (~(((64'h2710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_25 = (~(addr < 64'h2800000000)) & (addr < 64'h2810000000)
-                          & (~(((64'h2810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_11 = _found_and_4
-                          ? (_rule_or_4 | _rule_and_30 | _rule_and_29 | _rule_and_28 | _rule_and_27
-                             | _rule_and_26 | _rule_and_25)
-                          : _rule_mux_14;
-    assign _found_and_3 = (~(req < 16'h500)) & (~(16'h5ff < req));
-    assign _rule_and_24 = (~(addr < 64'h2900000000)) & (addr < 64'h2910000000)
-                          & (~(((64'h2910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_23 = (~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)
-                          & (~(((64'h2a10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_3 = _rule_and_24 | _rule_and_23;
-    assign _rule_and_22 = (~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)
-                          & (~(((64'h2b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_21 = (~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)
-                          & (~(((64'h2c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_20 = (~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)
-                          & (~(((64'h2d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_19 = (~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)
-                          & (~(((64'h2e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_18 = (~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)
-                          & (~(((64'h2f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_17 = (~(addr < 64'h3000000000)) & (addr < 64'h3010000000)
-                          & (~(((64'h3010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_10 = _found_and_3
-                          ? (_rule_or_3 | _rule_and_22 | _rule_and_21 | _rule_and_20 | _rule_and_19
-                             | _rule_and_18 | _rule_and_17)
-                          : _rule_mux_11;
-    assign _rule_mux_9 = _found_and_3
-                         ? (_rule_or_3 | _rule_and_21 | _rule_and_20 | _rule_and_18 | _rule_and_17)
-                         : (_found_and_4
-                            ? (_rule_or_4 | _rule_and_29 | _rule_and_28 | _rule_and_26
-                               | _rule_and_25)
-                            : _rule_mux_13);
-    assign _rule_mux_8 = _found_and_3
-                         ? (_rule_and_24 | _rule_and_22 | _rule_and_21 | _rule_and_19
-                            | _rule_and_18)
-                         : (_found_and_4
-                            ? (_rule_and_32 | _rule_and_30 | _rule_and_29 | _rule_and_27
-                               | _rule_and_26)
-                            : _rule_mux_12);
-    assign _found_and_2 = (~(req < 16'h600)) & (~(16'h6ff < req));
-    assign _rule_and_16 = (~(addr < 64'h3100000000)) & (addr < 64'h3110000000)
-                          & (~(((64'h3110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_15 = (~(addr < 64'h3200000000)) & (addr < 64'h3210000000)
-                          & (~(((64'h3210000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or_2 = _rule_and_16 | _rule_and_15;
-    assign _rule_and_14 = (~(addr < 64'h3300000000)) & (addr < 64'h3310000000)
-                          & (~(((64'h3310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_13 = (~(addr < 64'h3400000000)) & (addr < 64'h3410000000)
-                          & (~(((64'h3410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_12 = (~(addr < 64'h3500000000)) & (addr < 64'h3510000000)
-                          & (~(((64'h3510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_11 = (~(addr < 64'h3600000000)) & (addr < 64'h3610000000)
-                          & (~(((64'h3610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_10 = (~(addr < 64'h3700000000)) & (addr < 64'h3710000000)
-                          & (~(((64'h3710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_9 = (~(addr < 64'h3800000000)) & (addr < 64'h3810000000)
-                         & (~(((64'h3810000000 - 64'h1) - addr) < _rule_sub));
-    assign _found_mux_2 = _found_and_2 ? 1'h1
-                          : (_found_and_3 ? 1'h1
-                             : (_found_and_4 ? 1'h1
-                                : (_found_and_5 ? 1'h1
-                                   : (_found_and_6 ? 1'h1
-                                      : (_found_and_7 ? 1'h1 : (_found_and_8 ? 1'h1 : 1'h0))))));
-    assign _rule_mux_7 = _found_and_2 ? _rule_shr[0]
-                         : (_found_and_3 ? _rule_shr[0]
-                            : (_found_and_4 ? _rule_shr[0]
-                               : (_found_and_5 ? _rule_shr[0]
-                                  : (_found_and_6 ? _rule_shr[0]
-                                     : (_found_and_7 ? _rule_shr[0]
-                                        : (_found_and_8 ? _rule_shr[0] : 1'h0))))));
-    assign _rule_mux_6 = _found_and_2 ? _rule_shr_2[0]
-                         : (_found_and_3 ? _rule_shr_2[0]
-                            : (_found_and_4 ? _rule_shr_2[0]
-                               : (_found_and_5 ? _rule_shr_2[0]
-                                  : (_found_and_6 ? _rule_shr_2[0]
-                                     : (_found_and_7 ? _rule_shr_2[0]
-                                        : (_found_and_8 ? _rule_shr_2[0] : 1'h0))))));
-    assign _rule_mux_5 = _found_and_2
-                         ? (_rule_or_2 | _rule_and_14 | _rule_and_13 | _rule_and_12 | _rule_and_11
-                            | _rule_and_10 | _rule_and_9)
-                         : _rule_mux_10;
-    assign _found_and = (~(req < 16'h700)) & (~(16'h7ff < req));
-    assign _rule_and_8 = (~(addr < 64'h3900000000)) & (addr < 64'h3910000000)
-                         & (~(((64'h3910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_7 = (~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)
-                         & (~(((64'h3a10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_or = _rule_and_8 | _rule_and_7;
-    assign _rule_and_6 = (~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)
-                         & (~(((64'h3b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_5 = (~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)
-                         & (~(((64'h3c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_4 = (~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)
-                         & (~(((64'h3d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_3 = (~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)
-                         & (~(((64'h3e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_2 = (~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)
-                         & (~(((64'h3f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and = (~(addr < 64'h4000000000)) & (addr < 64'h4010000000)
-                       & (~(((64'h4010000000 - 64'h1) - addr) < _rule_sub));
-    assign _found_mux = _found_and ? 1'h1 : _found_mux_2;
-    assign _domain_mux = _found_and ? 16'h7
-                         : (_found_and_2 ? 16'h6
-                            : (_found_and_3 ? 16'h5
-                               : (_found_and_4 ? 16'h4
-                                  : (_found_and_5 ? 16'h3
-                                     : (_found_and_6 ? 16'h2 : (_found_and_7 ? 16'h1 : 16'h0))))));
-    assign _rule_mux_4 = _found_and
-                         ? (_rule_or | _rule_and_6 | _rule_and_5 | _rule_and_4 | _rule_and_3
-                            | _rule_and_2 | _rule_and)
-                         : _rule_mux_5;
-    assign _rule_mux_3 = _found_and
-                         ? (_rule_or | _rule_and_5 | _rule_and_4 | _rule_and_2 | _rule_and)
-                         : (_found_and_2
-                            ? (_rule_or_2 | _rule_and_13 | _rule_and_12 | _rule_and_10
-                               | _rule_and_9)
-                            : _rule_mux_9);
-    assign _rule_mux_2 = _found_and
-                         ? (_rule_and_8 | _rule_and_6 | _rule_and_5 | _rule_and_3 | _rule_and_2)
-                         : (_found_and_2
-                            ? (_rule_and_16 | _rule_and_14 | _rule_and_13 | _rule_and_11
-                               | _rule_and_10)
-                            : _rule_mux_8);
+    assign _domain0_span0_fits_sub = {51'h0, size} - 64'h1;
+    assign _domain0_member_ltu = 1'h0;
+    assign domain0_member = 1'h0 | ((~_domain0_member_ltu) & (~(16'hff < req)));
+    assign domain0_egress_mask = 32'h307 >> egress_bit;
+    assign domain0_source_mask = 4'h1 >> ingress;
+    assign domain0_span0_fits = (~(addr < 64'h100000000)) & (addr < 64'h110000000)
+                                & (~(((64'h110000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span1_fits = (~(addr < 64'h200000000)) & (addr < 64'h210000000)
+                                & (~(((64'h210000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_8 = domain0_span0_fits | domain0_span1_fits;
+    assign domain0_span2_fits = (~(addr < 64'h300000000)) & (addr < 64'h310000000)
+                                & (~(((64'h310000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span3_fits = (~(addr < 64'h400000000)) & (addr < 64'h410000000)
+                                & (~(((64'h410000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span4_fits = (~(addr < 64'h500000000)) & (addr < 64'h510000000)
+                                & (~(((64'h510000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span5_fits = (~(addr < 64'h600000000)) & (addr < 64'h610000000)
+                                & (~(((64'h610000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span6_fits = (~(addr < 64'h700000000)) & (addr < 64'h710000000)
+                                & (~(((64'h710000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain0_span7_fits = (~(addr < 64'h800000000)) & (addr < 64'h810000000)
+                                & (~(((64'h810000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_7 = domain0_member
+                             ? (_in_range_or_8 | domain0_span2_fits | domain0_span3_fits
+                                | domain0_span4_fits | domain0_span5_fits | domain0_span6_fits
+                                | domain0_span7_fits)
+                             : 1'h0;
+    assign domain1_member = 1'h0 | ((~(req < 16'h100)) & (~(16'h1ff < req)));
+    assign domain1_egress_mask = domain0_egress_mask;
+    assign domain1_source_mask = domain0_source_mask;
+    assign domain1_span0_fits = (~(addr < 64'h900000000)) & (addr < 64'h910000000)
+                                & (~(((64'h910000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span1_fits = (~(addr < 64'ha00000000)) & (addr < 64'ha10000000)
+                                & (~(((64'ha10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_7 = domain1_span0_fits | domain1_span1_fits;
+    assign domain1_span2_fits = (~(addr < 64'hb00000000)) & (addr < 64'hb10000000)
+                                & (~(((64'hb10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span3_fits = (~(addr < 64'hc00000000)) & (addr < 64'hc10000000)
+                                & (~(((64'hc10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span4_fits = (~(addr < 64'hd00000000)) & (addr < 64'hd10000000)
+                                & (~(((64'hd10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span5_fits = (~(addr < 64'he00000000)) & (addr < 64'he10000000)
+                                & (~(((64'he10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span6_fits = (~(addr < 64'hf00000000)) & (addr < 64'hf10000000)
+                                & (~(((64'hf10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain1_span7_fits = (~(addr < 64'h1000000000)) & (addr < 64'h1010000000)
+                                & (~(((64'h1010000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_6 = domain1_member
+                             ? (_in_range_or_7 | domain1_span2_fits | domain1_span3_fits
+                                | domain1_span4_fits | domain1_span5_fits | domain1_span6_fits
+                                | domain1_span7_fits)
+                             : _in_range_mux_7;
+    assign _can_read_mux_3 = domain1_member
+                             ? (_in_range_or_7 | domain1_span3_fits | domain1_span4_fits
+                                | domain1_span6_fits | domain1_span7_fits)
+                             : (domain0_member
+                                ? (_in_range_or_8 | domain0_span3_fits | domain0_span4_fits
+                                   | domain0_span6_fits | domain0_span7_fits)
+                                : 1'h0);
+    assign _can_write_mux_3 = domain1_member
+                              ? (domain1_span0_fits | domain1_span2_fits | domain1_span3_fits
+                                 | domain1_span5_fits | domain1_span6_fits)
+                              : (domain0_member
+                                 ? (domain0_span0_fits | domain0_span2_fits | domain0_span3_fits
+                                    | domain0_span5_fits | domain0_span6_fits)
+                                 : 1'h0);
+    assign domain2_member = 1'h0 | ((~(req < 16'h200)) & (~(16'h2ff < req)));
+    assign domain2_egress_mask = domain0_egress_mask;
+    assign domain2_source_mask = domain0_source_mask;
+    assign domain2_span0_fits = (~(addr < 64'h1100000000)) & (addr < 64'h1110000000)
+                                & (~(((64'h1110000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span1_fits = (~(addr < 64'h1200000000)) & (addr < 64'h1210000000)
+                                & (~(((64'h1210000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_6 = domain2_span0_fits | domain2_span1_fits;
+    assign domain2_span2_fits = (~(addr < 64'h1300000000)) & (addr < 64'h1310000000)
+                                & (~(((64'h1310000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span3_fits = (~(addr < 64'h1400000000)) & (addr < 64'h1410000000)
+                                & (~(((64'h1410000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span4_fits = (~(addr < 64'h1500000000)) & (addr < 64'h1510000000)
+                                & (~(((64'h1510000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span5_fits = (~(addr < 64'h1600000000)) & (addr < 64'h1610000000)
+                                & (~(((64'h1610000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span6_fits = (~(addr < 64'h1700000000)) & (addr < 64'h1710000000)
+                                & (~(((64'h1710000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain2_span7_fits = (~(addr < 64'h1800000000)) & (addr < 64'h1810000000)
+                                & (~(((64'h1810000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_5 = domain2_member
+                             ? (_in_range_or_6 | domain2_span2_fits | domain2_span3_fits
+                                | domain2_span4_fits | domain2_span5_fits | domain2_span6_fits
+                                | domain2_span7_fits)
+                             : _in_range_mux_6;
+    assign domain3_member = 1'h0 | ((~(req < 16'h300)) & (~(16'h3ff < req)));
+    assign domain3_egress_mask = domain0_egress_mask;
+    assign domain3_source_mask = domain0_source_mask;
+    assign domain3_span0_fits = (~(addr < 64'h1900000000)) & (addr < 64'h1910000000)
+                                & (~(((64'h1910000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span1_fits = (~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)
+                                & (~(((64'h1a10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_5 = domain3_span0_fits | domain3_span1_fits;
+    assign domain3_span2_fits = (~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)
+                                & (~(((64'h1b10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span3_fits = (~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)
+                                & (~(((64'h1c10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span4_fits = (~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)
+                                & (~(((64'h1d10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span5_fits = (~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)
+                                & (~(((64'h1e10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span6_fits = (~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)
+                                & (~(((64'h1f10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain3_span7_fits = (~(addr < 64'h2000000000)) & (addr < 64'h2010000000)
+                                & (~(((64'h2010000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_4 = domain3_member
+                             ? (_in_range_or_5 | domain3_span2_fits | domain3_span3_fits
+                                | domain3_span4_fits | domain3_span5_fits | domain3_span6_fits
+                                | domain3_span7_fits)
+                             : _in_range_mux_5;
+    assign _can_read_mux_2 = domain3_member
+                             ? (_in_range_or_5 | domain3_span3_fits | domain3_span4_fits
+                                | domain3_span6_fits | domain3_span7_fits)
+                             : (domain2_member
+                                ? (_in_range_or_6 | domain2_span3_fits | domain2_span4_fits
+                                   | domain2_span6_fits | domain2_span7_fits)
+                                : _can_read_mux_3);
+    assign _can_write_mux_2 = domain3_member
+                              ? (domain3_span0_fits | domain3_span2_fits | domain3_span3_fits
+                                 | domain3_span5_fits | domain3_span6_fits)
+                              : (domain2_member
+                                 ? (domain2_span0_fits | domain2_span2_fits | domain2_span3_fits
+                                    | domain2_span5_fits | domain2_span6_fits)
+                                 : _can_write_mux_3);
+    assign domain4_member = 1'h0 | ((~(req < 16'h400)) & (~(16'h4ff < req)));
+    assign domain4_egress_mask = domain0_egress_mask;
+    assign domain4_source_mask = domain0_source_mask;
+    assign domain4_span0_fits = (~(addr < 64'h2100000000)) & (addr < 64'h2110000000)
+                                & (~(((64'h2110000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span1_fits = (~(addr < 64'h2200000000)) & (addr < 64'h2210000000)
+                                & (~(((64'h2210000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_4 = domain4_span0_fits | domain4_span1_fits;
+    assign domain4_span2_fits = (~(addr < 64'h2300000000)) & (addr < 64'h2310000000)
+                                & (~(((64'h2310000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span3_fits = (~(addr < 64'h2400000000)) & (addr < 64'h2410000000)
+                                & (~(((64'h2410000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span4_fits = (~(addr < 64'h2500000000)) & (addr < 64'h2510000000)
+                                & (~(((64'h2510000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span5_fits = (~(addr < 64'h2600000000)) & (addr < 64'h2610000000)
+                                & (~(((64'h2610000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span6_fits = (~(addr < 64'h2700000000)) & (addr < 64'h2710000000)
+                                & (~(((64'h2710000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain4_span7_fits = (~(addr < 64'h2800000000)) & (addr < 64'h2810000000)
+                                & (~(((64'h2810000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_3 = domain4_member
+                             ? (_in_range_or_4 | domain4_span2_fits | domain4_span3_fits
+                                | domain4_span4_fits | domain4_span5_fits | domain4_span6_fits
+                                | domain4_span7_fits)
+                             : _in_range_mux_4;
+    assign domain5_member = 1'h0 | ((~(req < 16'h500)) & (~(16'h5ff < req)));
+    assign domain5_egress_mask = domain0_egress_mask;
+    assign domain5_source_mask = domain0_source_mask;
+    assign domain5_span0_fits = (~(addr < 64'h2900000000)) & (addr < 64'h2910000000)
+                                & (~(((64'h2910000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span1_fits = (~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)
+                                & (~(((64'h2a10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_3 = domain5_span0_fits | domain5_span1_fits;
+    assign domain5_span2_fits = (~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)
+                                & (~(((64'h2b10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span3_fits = (~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)
+                                & (~(((64'h2c10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span4_fits = (~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)
+                                & (~(((64'h2d10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span5_fits = (~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)
+                                & (~(((64'h2e10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span6_fits = (~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)
+                                & (~(((64'h2f10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain5_span7_fits = (~(addr < 64'h3000000000)) & (addr < 64'h3010000000)
+                                & (~(((64'h3010000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_mux_2 = domain5_member
+                             ? (_in_range_or_3 | domain5_span2_fits | domain5_span3_fits
+                                | domain5_span4_fits | domain5_span5_fits | domain5_span6_fits
+                                | domain5_span7_fits)
+                             : _in_range_mux_3;
+    assign _can_read_mux = domain5_member
+                           ? (_in_range_or_3 | domain5_span3_fits | domain5_span4_fits
+                              | domain5_span6_fits | domain5_span7_fits)
+                           : (domain4_member
+                              ? (_in_range_or_4 | domain4_span3_fits | domain4_span4_fits
+                                 | domain4_span6_fits | domain4_span7_fits)
+                              : _can_read_mux_2);
+    assign _can_write_mux = domain5_member
+                            ? (domain5_span0_fits | domain5_span2_fits | domain5_span3_fits
+                               | domain5_span5_fits | domain5_span6_fits)
+                            : (domain4_member
+                               ? (domain4_span0_fits | domain4_span2_fits | domain4_span3_fits
+                                  | domain4_span5_fits | domain4_span6_fits)
+                               : _can_write_mux_2);
+    assign domain6_member = 1'h0 | ((~(req < 16'h600)) & (~(16'h6ff < req)));
+    assign domain6_egress_mask = domain0_egress_mask;
+    assign domain6_source_mask = domain0_source_mask;
+    assign domain6_span0_fits = (~(addr < 64'h3100000000)) & (addr < 64'h3110000000)
+                                & (~(((64'h3110000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span1_fits = (~(addr < 64'h3200000000)) & (addr < 64'h3210000000)
+                                & (~(((64'h3210000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or_2 = domain6_span0_fits | domain6_span1_fits;
+    assign domain6_span2_fits = (~(addr < 64'h3300000000)) & (addr < 64'h3310000000)
+                                & (~(((64'h3310000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span3_fits = (~(addr < 64'h3400000000)) & (addr < 64'h3410000000)
+                                & (~(((64'h3410000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span4_fits = (~(addr < 64'h3500000000)) & (addr < 64'h3510000000)
+                                & (~(((64'h3510000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span5_fits = (~(addr < 64'h3600000000)) & (addr < 64'h3610000000)
+                                & (~(((64'h3610000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span6_fits = (~(addr < 64'h3700000000)) & (addr < 64'h3710000000)
+                                & (~(((64'h3710000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain6_span7_fits = (~(addr < 64'h3800000000)) & (addr < 64'h3810000000)
+                                & (~(((64'h3810000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _domain_found_mux = domain6_member ? 1'h1
+                               : (domain5_member ? 1'h1
+                                  : (domain4_member ? 1'h1
+                                     : (domain3_member ? 1'h1
+                                        : (domain2_member ? 1'h1
+                                           : (domain1_member ? 1'h1
+                                              : (domain0_member ? 1'h1 : 1'h0))))));
+    assign _domain_source_ok_mux = domain6_member ? domain6_source_mask[0]
+                                   : (domain5_member ? domain5_source_mask[0]
+                                      : (domain4_member ? domain4_source_mask[0]
+                                         : (domain3_member ? domain3_source_mask[0]
+                                            : (domain2_member ? domain2_source_mask[0]
+                                               : (domain1_member ? domain1_source_mask[0]
+                                                  : (domain0_member ? domain0_source_mask[0]
+                                                     : 1'h0))))));
+    assign _domain_egress_ok_mux = domain6_member ? domain6_egress_mask[0]
+                                   : (domain5_member ? domain5_egress_mask[0]
+                                      : (domain4_member ? domain4_egress_mask[0]
+                                         : (domain3_member ? domain3_egress_mask[0]
+                                            : (domain2_member ? domain2_egress_mask[0]
+                                               : (domain1_member ? domain1_egress_mask[0]
+                                                  : (domain0_member ? domain0_egress_mask[0]
+                                                     : 1'h0))))));
+    assign _in_range_mux = domain6_member
+                           ? (_in_range_or_2 | domain6_span2_fits | domain6_span3_fits
+                              | domain6_span4_fits | domain6_span5_fits | domain6_span6_fits
+                              | domain6_span7_fits)
+                           : _in_range_mux_2;
+    assign domain7_member = 1'h0 | ((~(req < 16'h700)) & (~(16'h7ff < req)));
+    assign domain7_egress_mask = domain0_egress_mask;
+    assign domain7_source_mask = domain0_source_mask;
+    assign domain7_span0_fits = (~(addr < 64'h3900000000)) & (addr < 64'h3910000000)
+                                & (~(((64'h3910000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span1_fits = (~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)
+                                & (~(((64'h3a10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign _in_range_or = domain7_span0_fits | domain7_span1_fits;
+    assign domain7_span2_fits = (~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)
+                                & (~(((64'h3b10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span3_fits = (~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)
+                                & (~(((64'h3c10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span4_fits = (~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)
+                                & (~(((64'h3d10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span5_fits = (~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)
+                                & (~(((64'h3e10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span6_fits = (~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)
+                                & (~(((64'h3f10000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain7_span7_fits = (~(addr < 64'h4000000000)) & (addr < 64'h4010000000)
+                                & (~(((64'h4010000000 - 64'h1) - addr) < _domain0_span0_fits_sub));
+    assign domain_found = domain7_member ? 1'h1 : _domain_found_mux;
+    assign domain_index = domain7_member ? 16'h7
+                          : (domain6_member ? 16'h6
+                             : (domain5_member ? 16'h5
+                                : (domain4_member ? 16'h4
+                                   : (domain3_member ? 16'h3
+                                      : (domain2_member ? 16'h2
+                                         : (domain1_member ? 16'h1 : 16'h0))))));
+    assign domain_source_ok = domain7_member ? domain7_source_mask[0] : _domain_source_ok_mux;
+    assign domain_egress_ok = domain7_member ? domain7_egress_mask[0] : _domain_egress_ok_mux;
+    assign in_range = domain7_member
+                      ? (_in_range_or | domain7_span2_fits | domain7_span3_fits | domain7_span4_fits
+                         | domain7_span5_fits | domain7_span6_fits | domain7_span7_fits)
+                      : _in_range_mux;
+    assign can_read = domain7_member
+                      ? (_in_range_or | domain7_span3_fits | domain7_span4_fits | domain7_span6_fits
+                         | domain7_span7_fits)
+                      : (domain6_member
+                         ? (_in_range_or_2 | domain6_span3_fits | domain6_span4_fits
+                            | domain6_span6_fits | domain6_span7_fits)
+                         : _can_read_mux);
+    assign can_write = domain7_member
+                       ? (domain7_span0_fits | domain7_span2_fits | domain7_span3_fits
+                          | domain7_span5_fits | domain7_span6_fits)
+                       : (domain6_member
+                          ? (domain6_span0_fits | domain6_span2_fits | domain6_span3_fits
+                             | domain6_span5_fits | domain6_span6_fits)
+                          : _can_write_mux);
     assign need_write = op[1];
     assign need_read = op[0] | (~need_write);
-    assign _rule_mux = _rule_mux_4
-                       ? ((need_write & (~_rule_mux_2)) ? 3'h4
-                           : ((need_read & (~_rule_mux_3)) ? 3'h3 : 3'h0))
-                       : 3'h2;
-    assign unused = &{1'b0, _rule_shr_2[31:1], _rule_shr[3:1]};
+    assign read_missing = ~can_read;
+    assign verdict_rights = (need_read & read_missing) ? 3'h3 : 3'h0;
+    assign verdict_write = (need_write & (~can_write)) ? 3'h4 : verdict_rights;
+    assign verdict_range = in_range ? verdict_write : 3'h2;
+    assign verdict_egress = domain_egress_ok ? verdict_range : 3'h5;
+    assign verdict_source = domain_source_ok ? verdict_egress : 3'h6;
+    assign unused = &{1'b0, domain1_egress_mask[31:1], domain1_source_mask[3:1],
+                    domain2_egress_mask[31:1], domain2_source_mask[3:1], domain3_egress_mask[31:1],
+                    domain3_source_mask[3:1], domain4_egress_mask[31:1], domain4_source_mask[3:1],
+                    domain5_egress_mask[31:1], domain5_source_mask[3:1], domain6_egress_mask[31:1],
+                    domain6_source_mask[3:1], domain7_egress_mask[31:1], domain7_source_mask[3:1]};
 
-    assign rule = _found_mux
-                  ? ((_found_and ? _rule_shr[0] : _rule_mux_7)
-                      ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? _rule_mux : 3'h5) : 3'h6)
-                  : 3'h1;
-    assign found = _found_mux;
-    assign domain = _domain_mux;
+    assign rule = domain_found ? verdict_source : 3'h1;
+    assign found = domain_found;
+    assign domain = domain_index;
 endmodule
 
 `default_nettype wire

@@ -21,72 +21,72 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire _found_eq; // hdlgen/internal/translate/translate.go:57
-    wire _found_and_64; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_63; // hdlgen/internal/translate/translate.go:59
+    wire _window0_hit_eq; // hdlgen/internal/translate/translate.go:57
+    wire window0_hit; // hdlgen/internal/translate/translate.go:59
+    wire window1_hit; // hdlgen/internal/translate/translate.go:59
     wire [63:0] _second_translated_concat; // hdlgen/internal/translate/translate.go:66
-    wire _found_and_62; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_61; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_60; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_59; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_58; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_57; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_56; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_55; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_54; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_53; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_52; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_51; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_50; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_49; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_48; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_47; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_46; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_45; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_44; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_43; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_42; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_41; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_40; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_39; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_38; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_37; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_36; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_35; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_34; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_33; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_32; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_31; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_30; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_29; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_28; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_27; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_26; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_25; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_24; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_23; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_22; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_21; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_20; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_19; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_18; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_17; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_16; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_15; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_14; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_13; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_12; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_11; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_10; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_9; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_8; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_7; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_6; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_5; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_4; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_3; // hdlgen/internal/translate/translate.go:59
-    wire _found_and_2; // hdlgen/internal/translate/translate.go:59
-    wire _found_and; // hdlgen/internal/translate/translate.go:59
+    wire window2_hit; // hdlgen/internal/translate/translate.go:59
+    wire window3_hit; // hdlgen/internal/translate/translate.go:59
+    wire window4_hit; // hdlgen/internal/translate/translate.go:59
+    wire window5_hit; // hdlgen/internal/translate/translate.go:59
+    wire window6_hit; // hdlgen/internal/translate/translate.go:59
+    wire window7_hit; // hdlgen/internal/translate/translate.go:59
+    wire window8_hit; // hdlgen/internal/translate/translate.go:59
+    wire window9_hit; // hdlgen/internal/translate/translate.go:59
+    wire window10_hit; // hdlgen/internal/translate/translate.go:59
+    wire window11_hit; // hdlgen/internal/translate/translate.go:59
+    wire window12_hit; // hdlgen/internal/translate/translate.go:59
+    wire window13_hit; // hdlgen/internal/translate/translate.go:59
+    wire window14_hit; // hdlgen/internal/translate/translate.go:59
+    wire window15_hit; // hdlgen/internal/translate/translate.go:59
+    wire window16_hit; // hdlgen/internal/translate/translate.go:59
+    wire window17_hit; // hdlgen/internal/translate/translate.go:59
+    wire window18_hit; // hdlgen/internal/translate/translate.go:59
+    wire window19_hit; // hdlgen/internal/translate/translate.go:59
+    wire window20_hit; // hdlgen/internal/translate/translate.go:59
+    wire window21_hit; // hdlgen/internal/translate/translate.go:59
+    wire window22_hit; // hdlgen/internal/translate/translate.go:59
+    wire window23_hit; // hdlgen/internal/translate/translate.go:59
+    wire window24_hit; // hdlgen/internal/translate/translate.go:59
+    wire window25_hit; // hdlgen/internal/translate/translate.go:59
+    wire window26_hit; // hdlgen/internal/translate/translate.go:59
+    wire window27_hit; // hdlgen/internal/translate/translate.go:59
+    wire window28_hit; // hdlgen/internal/translate/translate.go:59
+    wire window29_hit; // hdlgen/internal/translate/translate.go:59
+    wire window30_hit; // hdlgen/internal/translate/translate.go:59
+    wire window31_hit; // hdlgen/internal/translate/translate.go:59
+    wire window32_hit; // hdlgen/internal/translate/translate.go:59
+    wire window33_hit; // hdlgen/internal/translate/translate.go:59
+    wire window34_hit; // hdlgen/internal/translate/translate.go:59
+    wire window35_hit; // hdlgen/internal/translate/translate.go:59
+    wire window36_hit; // hdlgen/internal/translate/translate.go:59
+    wire window37_hit; // hdlgen/internal/translate/translate.go:59
+    wire window38_hit; // hdlgen/internal/translate/translate.go:59
+    wire window39_hit; // hdlgen/internal/translate/translate.go:59
+    wire window40_hit; // hdlgen/internal/translate/translate.go:59
+    wire window41_hit; // hdlgen/internal/translate/translate.go:59
+    wire window42_hit; // hdlgen/internal/translate/translate.go:59
+    wire window43_hit; // hdlgen/internal/translate/translate.go:59
+    wire window44_hit; // hdlgen/internal/translate/translate.go:59
+    wire window45_hit; // hdlgen/internal/translate/translate.go:59
+    wire window46_hit; // hdlgen/internal/translate/translate.go:59
+    wire window47_hit; // hdlgen/internal/translate/translate.go:59
+    wire window48_hit; // hdlgen/internal/translate/translate.go:59
+    wire window49_hit; // hdlgen/internal/translate/translate.go:59
+    wire window50_hit; // hdlgen/internal/translate/translate.go:59
+    wire window51_hit; // hdlgen/internal/translate/translate.go:59
+    wire window52_hit; // hdlgen/internal/translate/translate.go:59
+    wire window53_hit; // hdlgen/internal/translate/translate.go:59
+    wire window54_hit; // hdlgen/internal/translate/translate.go:59
+    wire window55_hit; // hdlgen/internal/translate/translate.go:59
+    wire window56_hit; // hdlgen/internal/translate/translate.go:59
+    wire window57_hit; // hdlgen/internal/translate/translate.go:59
+    wire window58_hit; // hdlgen/internal/translate/translate.go:59
+    wire window59_hit; // hdlgen/internal/translate/translate.go:59
+    wire window60_hit; // hdlgen/internal/translate/translate.go:59
+    wire window61_hit; // hdlgen/internal/translate/translate.go:59
+    wire window62_hit; // hdlgen/internal/translate/translate.go:59
+    wire window63_hit; // hdlgen/internal/translate/translate.go:59
     wire _found_or_9; // hdlgen/internal/translate/translate.go:82
     wire _found_or_8; // hdlgen/internal/translate/translate.go:82
     wire _found_or_7; // hdlgen/internal/translate/translate.go:82
@@ -197,387 +197,386 @@ module onic_pcie_manager_windows (
     wire [63:0] _second_translated_or_2; // hdlgen/internal/translate/translate.go:85
     wire [63:0] _second_translated_or; // hdlgen/internal/translate/translate.go:85
 
-    assign _found_eq = bar == 3'h2;
-    assign _found_and_64 = _found_eq & (off[63:28] == 36'h0);
-    assign _found_and_63 = _found_eq & (off[63:28] == 36'h1);
+    assign _window0_hit_eq = bar == 3'h2;
+    assign window0_hit = _window0_hit_eq & (off[63:28] == 36'h0);
+    assign window1_hit = _window0_hit_eq & (off[63:28] == 36'h1);
     assign _second_translated_concat = {36'h0, off[27:0]};
-    assign _found_and_62 = _found_eq & (off[63:28] == 36'h2);
-    assign _found_and_61 = _found_eq & (off[63:28] == 36'h3);
-    assign _found_and_60 = _found_eq & (off[63:28] == 36'h4);
-    assign _found_and_59 = _found_eq & (off[63:28] == 36'h5);
-    assign _found_and_58 = _found_eq & (off[63:28] == 36'h6);
-    assign _found_and_57 = _found_eq & (off[63:28] == 36'h7);
-    assign _found_and_56 = _found_eq & (off[63:28] == 36'h8);
-    assign _found_and_55 = _found_eq & (off[63:28] == 36'h9);
-    assign _found_and_54 = _found_eq & (off[63:28] == 36'ha);
-    assign _found_and_53 = _found_eq & (off[63:28] == 36'hb);
-    assign _found_and_52 = _found_eq & (off[63:28] == 36'hc);
-    assign _found_and_51 = _found_eq & (off[63:28] == 36'hd);
-    assign _found_and_50 = _found_eq & (off[63:28] == 36'he);
-    assign _found_and_49 = _found_eq & (off[63:28] == 36'hf);
-    assign _found_and_48 = _found_eq & (off[63:28] == 36'h10);
-    assign _found_and_47 = _found_eq & (off[63:28] == 36'h11);
-    assign _found_and_46 = _found_eq & (off[63:28] == 36'h12);
-    assign _found_and_45 = _found_eq & (off[63:28] == 36'h13);
-    assign _found_and_44 = _found_eq & (off[63:28] == 36'h14);
-    assign _found_and_43 = _found_eq & (off[63:28] == 36'h15);
-    assign _found_and_42 = _found_eq & (off[63:28] == 36'h16);
-    assign _found_and_41 = _found_eq & (off[63:28] == 36'h17);
-    assign _found_and_40 = _found_eq & (off[63:28] == 36'h18);
-    assign _found_and_39 = _found_eq & (off[63:28] == 36'h19);
-    assign _found_and_38 = _found_eq & (off[63:28] == 36'h1a);
-    assign _found_and_37 = _found_eq & (off[63:28] == 36'h1b);
-    assign _found_and_36 = _found_eq & (off[63:28] == 36'h1c);
-    assign _found_and_35 = _found_eq & (off[63:28] == 36'h1d);
-    assign _found_and_34 = _found_eq & (off[63:28] == 36'h1e);
-    assign _found_and_33 = _found_eq & (off[63:28] == 36'h1f);
-    assign _found_and_32 = _found_eq & (off[63:28] == 36'h20);
-    assign _found_and_31 = _found_eq & (off[63:28] == 36'h21);
-    assign _found_and_30 = _found_eq & (off[63:28] == 36'h22);
-    assign _found_and_29 = _found_eq & (off[63:28] == 36'h23);
-    assign _found_and_28 = _found_eq & (off[63:28] == 36'h24);
-    assign _found_and_27 = _found_eq & (off[63:28] == 36'h25);
-    assign _found_and_26 = _found_eq & (off[63:28] == 36'h26);
-    assign _found_and_25 = _found_eq & (off[63:28] == 36'h27);
-    assign _found_and_24 = _found_eq & (off[63:28] == 36'h28);
-    assign _found_and_23 = _found_eq & (off[63:28] == 36'h29);
-    assign _found_and_22 = _found_eq & (off[63:28] == 36'h2a);
-    assign _found_and_21 = _found_eq & (off[63:28] == 36'h2b);
-    assign _found_and_20 = _found_eq & (off[63:28] == 36'h2c);
-    assign _found_and_19 = _found_eq & (off[63:28] == 36'h2d);
-    assign _found_and_18 = _found_eq & (off[63:28] == 36'h2e);
-    assign _found_and_17 = _found_eq & (off[63:28] == 36'h2f);
-    assign _found_and_16 = _found_eq & (off[63:28] == 36'h30);
-    assign _found_and_15 = _found_eq & (off[63:28] == 36'h31);
-    assign _found_and_14 = _found_eq & (off[63:28] == 36'h32);
-    assign _found_and_13 = _found_eq & (off[63:28] == 36'h33);
-    assign _found_and_12 = _found_eq & (off[63:28] == 36'h34);
-    assign _found_and_11 = _found_eq & (off[63:28] == 36'h35);
-    assign _found_and_10 = _found_eq & (off[63:28] == 36'h36);
-    assign _found_and_9 = _found_eq & (off[63:28] == 36'h37);
-    assign _found_and_8 = _found_eq & (off[63:28] == 36'h38);
-    assign _found_and_7 = _found_eq & (off[63:28] == 36'h39);
-    assign _found_and_6 = _found_eq & (off[63:28] == 36'h3a);
-    assign _found_and_5 = _found_eq & (off[63:28] == 36'h3b);
-    assign _found_and_4 = _found_eq & (off[63:28] == 36'h3c);
-    assign _found_and_3 = _found_eq & (off[63:28] == 36'h3d);
-    assign _found_and_2 = _found_eq & (off[63:28] == 36'h3e);
-    assign _found_and = _found_eq & (off[63:28] == 36'h3f);
-    assign _found_or_9 = _found_and_64 | _found_and_63 | _found_and_62 | _found_and_61
-                         | _found_and_60 | _found_and_59 | _found_and_58 | _found_and_57;
-    assign _found_or_8 = _found_and_56 | _found_and_55 | _found_and_54 | _found_and_53
-                         | _found_and_52 | _found_and_51 | _found_and_50 | _found_and_49;
-    assign _found_or_7 = _found_and_48 | _found_and_47 | _found_and_46 | _found_and_45
-                         | _found_and_44 | _found_and_43 | _found_and_42 | _found_and_41;
-    assign _found_or_6 = _found_and_40 | _found_and_39 | _found_and_38 | _found_and_37
-                         | _found_and_36 | _found_and_35 | _found_and_34 | _found_and_33;
-    assign _found_or_5 = _found_and_32 | _found_and_31 | _found_and_30 | _found_and_29
-                         | _found_and_28 | _found_and_27 | _found_and_26 | _found_and_25;
-    assign _found_or_4 = _found_and_24 | _found_and_23 | _found_and_22 | _found_and_21
-                         | _found_and_20 | _found_and_19 | _found_and_18 | _found_and_17;
-    assign _found_or_3 = _found_and_16 | _found_and_15 | _found_and_14 | _found_and_13
-                         | _found_and_12 | _found_and_11 | _found_and_10 | _found_and_9;
-    assign _found_or_2 = _found_and_8 | _found_and_7 | _found_and_6 | _found_and_5 | _found_and_4
-                         | _found_and_3 | _found_and_2 | _found_and;
+    assign window2_hit = _window0_hit_eq & (off[63:28] == 36'h2);
+    assign window3_hit = _window0_hit_eq & (off[63:28] == 36'h3);
+    assign window4_hit = _window0_hit_eq & (off[63:28] == 36'h4);
+    assign window5_hit = _window0_hit_eq & (off[63:28] == 36'h5);
+    assign window6_hit = _window0_hit_eq & (off[63:28] == 36'h6);
+    assign window7_hit = _window0_hit_eq & (off[63:28] == 36'h7);
+    assign window8_hit = _window0_hit_eq & (off[63:28] == 36'h8);
+    assign window9_hit = _window0_hit_eq & (off[63:28] == 36'h9);
+    assign window10_hit = _window0_hit_eq & (off[63:28] == 36'ha);
+    assign window11_hit = _window0_hit_eq & (off[63:28] == 36'hb);
+    assign window12_hit = _window0_hit_eq & (off[63:28] == 36'hc);
+    assign window13_hit = _window0_hit_eq & (off[63:28] == 36'hd);
+    assign window14_hit = _window0_hit_eq & (off[63:28] == 36'he);
+    assign window15_hit = _window0_hit_eq & (off[63:28] == 36'hf);
+    assign window16_hit = _window0_hit_eq & (off[63:28] == 36'h10);
+    assign window17_hit = _window0_hit_eq & (off[63:28] == 36'h11);
+    assign window18_hit = _window0_hit_eq & (off[63:28] == 36'h12);
+    assign window19_hit = _window0_hit_eq & (off[63:28] == 36'h13);
+    assign window20_hit = _window0_hit_eq & (off[63:28] == 36'h14);
+    assign window21_hit = _window0_hit_eq & (off[63:28] == 36'h15);
+    assign window22_hit = _window0_hit_eq & (off[63:28] == 36'h16);
+    assign window23_hit = _window0_hit_eq & (off[63:28] == 36'h17);
+    assign window24_hit = _window0_hit_eq & (off[63:28] == 36'h18);
+    assign window25_hit = _window0_hit_eq & (off[63:28] == 36'h19);
+    assign window26_hit = _window0_hit_eq & (off[63:28] == 36'h1a);
+    assign window27_hit = _window0_hit_eq & (off[63:28] == 36'h1b);
+    assign window28_hit = _window0_hit_eq & (off[63:28] == 36'h1c);
+    assign window29_hit = _window0_hit_eq & (off[63:28] == 36'h1d);
+    assign window30_hit = _window0_hit_eq & (off[63:28] == 36'h1e);
+    assign window31_hit = _window0_hit_eq & (off[63:28] == 36'h1f);
+    assign window32_hit = _window0_hit_eq & (off[63:28] == 36'h20);
+    assign window33_hit = _window0_hit_eq & (off[63:28] == 36'h21);
+    assign window34_hit = _window0_hit_eq & (off[63:28] == 36'h22);
+    assign window35_hit = _window0_hit_eq & (off[63:28] == 36'h23);
+    assign window36_hit = _window0_hit_eq & (off[63:28] == 36'h24);
+    assign window37_hit = _window0_hit_eq & (off[63:28] == 36'h25);
+    assign window38_hit = _window0_hit_eq & (off[63:28] == 36'h26);
+    assign window39_hit = _window0_hit_eq & (off[63:28] == 36'h27);
+    assign window40_hit = _window0_hit_eq & (off[63:28] == 36'h28);
+    assign window41_hit = _window0_hit_eq & (off[63:28] == 36'h29);
+    assign window42_hit = _window0_hit_eq & (off[63:28] == 36'h2a);
+    assign window43_hit = _window0_hit_eq & (off[63:28] == 36'h2b);
+    assign window44_hit = _window0_hit_eq & (off[63:28] == 36'h2c);
+    assign window45_hit = _window0_hit_eq & (off[63:28] == 36'h2d);
+    assign window46_hit = _window0_hit_eq & (off[63:28] == 36'h2e);
+    assign window47_hit = _window0_hit_eq & (off[63:28] == 36'h2f);
+    assign window48_hit = _window0_hit_eq & (off[63:28] == 36'h30);
+    assign window49_hit = _window0_hit_eq & (off[63:28] == 36'h31);
+    assign window50_hit = _window0_hit_eq & (off[63:28] == 36'h32);
+    assign window51_hit = _window0_hit_eq & (off[63:28] == 36'h33);
+    assign window52_hit = _window0_hit_eq & (off[63:28] == 36'h34);
+    assign window53_hit = _window0_hit_eq & (off[63:28] == 36'h35);
+    assign window54_hit = _window0_hit_eq & (off[63:28] == 36'h36);
+    assign window55_hit = _window0_hit_eq & (off[63:28] == 36'h37);
+    assign window56_hit = _window0_hit_eq & (off[63:28] == 36'h38);
+    assign window57_hit = _window0_hit_eq & (off[63:28] == 36'h39);
+    assign window58_hit = _window0_hit_eq & (off[63:28] == 36'h3a);
+    assign window59_hit = _window0_hit_eq & (off[63:28] == 36'h3b);
+    assign window60_hit = _window0_hit_eq & (off[63:28] == 36'h3c);
+    assign window61_hit = _window0_hit_eq & (off[63:28] == 36'h3d);
+    assign window62_hit = _window0_hit_eq & (off[63:28] == 36'h3e);
+    assign window63_hit = _window0_hit_eq & (off[63:28] == 36'h3f);
+    assign _found_or_9 = window0_hit | window1_hit | window2_hit | window3_hit | window4_hit
+                         | window5_hit | window6_hit | window7_hit;
+    assign _found_or_8 = window8_hit | window9_hit | window10_hit | window11_hit | window12_hit
+                         | window13_hit | window14_hit | window15_hit;
+    assign _found_or_7 = window16_hit | window17_hit | window18_hit | window19_hit | window20_hit
+                         | window21_hit | window22_hit | window23_hit;
+    assign _found_or_6 = window24_hit | window25_hit | window26_hit | window27_hit | window28_hit
+                         | window29_hit | window30_hit | window31_hit;
+    assign _found_or_5 = window32_hit | window33_hit | window34_hit | window35_hit | window36_hit
+                         | window37_hit | window38_hit | window39_hit;
+    assign _found_or_4 = window40_hit | window41_hit | window42_hit | window43_hit | window44_hit
+                         | window45_hit | window46_hit | window47_hit;
+    assign _found_or_3 = window48_hit | window49_hit | window50_hit | window51_hit | window52_hit
+                         | window53_hit | window54_hit | window55_hit;
+    assign _found_or_2 = window56_hit | window57_hit | window58_hit | window59_hit | window60_hit
+                         | window61_hit | window62_hit | window63_hit;
     assign _found_or = _found_or_9 | _found_or_8 | _found_or_7 | _found_or_6 | _found_or_5
                        | _found_or_4 | _found_or_3 | _found_or_2;
-    assign _enabled_or_18 = (_found_and_64 ? window_en[0] : 1'h0)
-                            | (_found_and_63 ? window_en[1] : 1'h0)
-                            | (_found_and_62 ? window_en[2] : 1'h0)
-                            | (_found_and_61 ? window_en[3] : 1'h0);
-    assign _enabled_or_17 = (_found_and_60 ? window_en[4] : 1'h0)
-                            | (_found_and_59 ? window_en[5] : 1'h0)
-                            | (_found_and_58 ? window_en[6] : 1'h0)
-                            | (_found_and_57 ? window_en[7] : 1'h0);
-    assign _enabled_or_16 = (_found_and_56 ? window_en[8] : 1'h0)
-                            | (_found_and_55 ? window_en[9] : 1'h0)
-                            | (_found_and_54 ? window_en[10] : 1'h0)
-                            | (_found_and_53 ? window_en[11] : 1'h0);
-    assign _enabled_or_15 = (_found_and_52 ? window_en[12] : 1'h0)
-                            | (_found_and_51 ? window_en[13] : 1'h0)
-                            | (_found_and_50 ? window_en[14] : 1'h0)
-                            | (_found_and_49 ? window_en[15] : 1'h0);
-    assign _enabled_or_14 = (_found_and_48 ? window_en[16] : 1'h0)
-                            | (_found_and_47 ? window_en[17] : 1'h0)
-                            | (_found_and_46 ? window_en[18] : 1'h0)
-                            | (_found_and_45 ? window_en[19] : 1'h0);
-    assign _enabled_or_13 = (_found_and_44 ? window_en[20] : 1'h0)
-                            | (_found_and_43 ? window_en[21] : 1'h0)
-                            | (_found_and_42 ? window_en[22] : 1'h0)
-                            | (_found_and_41 ? window_en[23] : 1'h0);
-    assign _enabled_or_12 = (_found_and_40 ? window_en[24] : 1'h0)
-                            | (_found_and_39 ? window_en[25] : 1'h0)
-                            | (_found_and_38 ? window_en[26] : 1'h0)
-                            | (_found_and_37 ? window_en[27] : 1'h0);
-    assign _enabled_or_11 = (_found_and_36 ? window_en[28] : 1'h0)
-                            | (_found_and_35 ? window_en[29] : 1'h0)
-                            | (_found_and_34 ? window_en[30] : 1'h0)
-                            | (_found_and_33 ? window_en[31] : 1'h0);
-    assign _enabled_or_10 = (_found_and_32 ? window_en[32] : 1'h0)
-                            | (_found_and_31 ? window_en[33] : 1'h0)
-                            | (_found_and_30 ? window_en[34] : 1'h0)
-                            | (_found_and_29 ? window_en[35] : 1'h0);
-    assign _enabled_or_9 = (_found_and_28 ? window_en[36] : 1'h0)
-                           | (_found_and_27 ? window_en[37] : 1'h0)
-                           | (_found_and_26 ? window_en[38] : 1'h0)
-                           | (_found_and_25 ? window_en[39] : 1'h0);
-    assign _enabled_or_8 = (_found_and_24 ? window_en[40] : 1'h0)
-                           | (_found_and_23 ? window_en[41] : 1'h0)
-                           | (_found_and_22 ? window_en[42] : 1'h0)
-                           | (_found_and_21 ? window_en[43] : 1'h0);
-    assign _enabled_or_7 = (_found_and_20 ? window_en[44] : 1'h0)
-                           | (_found_and_19 ? window_en[45] : 1'h0)
-                           | (_found_and_18 ? window_en[46] : 1'h0)
-                           | (_found_and_17 ? window_en[47] : 1'h0);
-    assign _enabled_or_6 = (_found_and_16 ? window_en[48] : 1'h0)
-                           | (_found_and_15 ? window_en[49] : 1'h0)
-                           | (_found_and_14 ? window_en[50] : 1'h0)
-                           | (_found_and_13 ? window_en[51] : 1'h0);
-    assign _enabled_or_5 = (_found_and_12 ? window_en[52] : 1'h0)
-                           | (_found_and_11 ? window_en[53] : 1'h0)
-                           | (_found_and_10 ? window_en[54] : 1'h0)
-                           | (_found_and_9 ? window_en[55] : 1'h0);
-    assign _enabled_or_4 = (_found_and_8 ? window_en[56] : 1'h0)
-                           | (_found_and_7 ? window_en[57] : 1'h0)
-                           | (_found_and_6 ? window_en[58] : 1'h0)
-                           | (_found_and_5 ? window_en[59] : 1'h0);
-    assign _enabled_or_3 = (_found_and_4 ? window_en[60] : 1'h0)
-                           | (_found_and_3 ? window_en[61] : 1'h0)
-                           | (_found_and_2 ? window_en[62] : 1'h0)
-                           | (_found_and ? window_en[63] : 1'h0);
+    assign _enabled_or_18 = (window0_hit ? window_en[0] : 1'h0)
+                            | (window1_hit ? window_en[1] : 1'h0)
+                            | (window2_hit ? window_en[2] : 1'h0)
+                            | (window3_hit ? window_en[3] : 1'h0);
+    assign _enabled_or_17 = (window4_hit ? window_en[4] : 1'h0)
+                            | (window5_hit ? window_en[5] : 1'h0)
+                            | (window6_hit ? window_en[6] : 1'h0)
+                            | (window7_hit ? window_en[7] : 1'h0);
+    assign _enabled_or_16 = (window8_hit ? window_en[8] : 1'h0)
+                            | (window9_hit ? window_en[9] : 1'h0)
+                            | (window10_hit ? window_en[10] : 1'h0)
+                            | (window11_hit ? window_en[11] : 1'h0);
+    assign _enabled_or_15 = (window12_hit ? window_en[12] : 1'h0)
+                            | (window13_hit ? window_en[13] : 1'h0)
+                            | (window14_hit ? window_en[14] : 1'h0)
+                            | (window15_hit ? window_en[15] : 1'h0);
+    assign _enabled_or_14 = (window16_hit ? window_en[16] : 1'h0)
+                            | (window17_hit ? window_en[17] : 1'h0)
+                            | (window18_hit ? window_en[18] : 1'h0)
+                            | (window19_hit ? window_en[19] : 1'h0);
+    assign _enabled_or_13 = (window20_hit ? window_en[20] : 1'h0)
+                            | (window21_hit ? window_en[21] : 1'h0)
+                            | (window22_hit ? window_en[22] : 1'h0)
+                            | (window23_hit ? window_en[23] : 1'h0);
+    assign _enabled_or_12 = (window24_hit ? window_en[24] : 1'h0)
+                            | (window25_hit ? window_en[25] : 1'h0)
+                            | (window26_hit ? window_en[26] : 1'h0)
+                            | (window27_hit ? window_en[27] : 1'h0);
+    assign _enabled_or_11 = (window28_hit ? window_en[28] : 1'h0)
+                            | (window29_hit ? window_en[29] : 1'h0)
+                            | (window30_hit ? window_en[30] : 1'h0)
+                            | (window31_hit ? window_en[31] : 1'h0);
+    assign _enabled_or_10 = (window32_hit ? window_en[32] : 1'h0)
+                            | (window33_hit ? window_en[33] : 1'h0)
+                            | (window34_hit ? window_en[34] : 1'h0)
+                            | (window35_hit ? window_en[35] : 1'h0);
+    assign _enabled_or_9 = (window36_hit ? window_en[36] : 1'h0)
+                           | (window37_hit ? window_en[37] : 1'h0)
+                           | (window38_hit ? window_en[38] : 1'h0)
+                           | (window39_hit ? window_en[39] : 1'h0);
+    assign _enabled_or_8 = (window40_hit ? window_en[40] : 1'h0)
+                           | (window41_hit ? window_en[41] : 1'h0)
+                           | (window42_hit ? window_en[42] : 1'h0)
+                           | (window43_hit ? window_en[43] : 1'h0);
+    assign _enabled_or_7 = (window44_hit ? window_en[44] : 1'h0)
+                           | (window45_hit ? window_en[45] : 1'h0)
+                           | (window46_hit ? window_en[46] : 1'h0)
+                           | (window47_hit ? window_en[47] : 1'h0);
+    assign _enabled_or_6 = (window48_hit ? window_en[48] : 1'h0)
+                           | (window49_hit ? window_en[49] : 1'h0)
+                           | (window50_hit ? window_en[50] : 1'h0)
+                           | (window51_hit ? window_en[51] : 1'h0);
+    assign _enabled_or_5 = (window52_hit ? window_en[52] : 1'h0)
+                           | (window53_hit ? window_en[53] : 1'h0)
+                           | (window54_hit ? window_en[54] : 1'h0)
+                           | (window55_hit ? window_en[55] : 1'h0);
+    assign _enabled_or_4 = (window56_hit ? window_en[56] : 1'h0)
+                           | (window57_hit ? window_en[57] : 1'h0)
+                           | (window58_hit ? window_en[58] : 1'h0)
+                           | (window59_hit ? window_en[59] : 1'h0);
+    assign _enabled_or_3 = (window60_hit ? window_en[60] : 1'h0)
+                           | (window61_hit ? window_en[61] : 1'h0)
+                           | (window62_hit ? window_en[62] : 1'h0)
+                           | (window63_hit ? window_en[63] : 1'h0);
     assign _enabled_or_2 = _enabled_or_18 | _enabled_or_17 | _enabled_or_16 | _enabled_or_15
                            | _enabled_or_14 | _enabled_or_13 | _enabled_or_12 | _enabled_or_11;
     assign _enabled_or = _enabled_or_10 | _enabled_or_9 | _enabled_or_8 | _enabled_or_7
                          | _enabled_or_6 | _enabled_or_5 | _enabled_or_4 | _enabled_or_3;
-    assign _index_or_17 = (_found_and_60 ? 6'h4 : 6'h0) | (_found_and_59 ? 6'h5 : 6'h0)
-                          | (_found_and_58 ? 6'h6 : 6'h0) | (_found_and_57 ? 6'h7 : 6'h0);
-    assign _index_or_16 = (_found_and_56 ? 6'h8 : 6'h0) | (_found_and_55 ? 6'h9 : 6'h0)
-                          | (_found_and_54 ? 6'ha : 6'h0) | (_found_and_53 ? 6'hb : 6'h0);
-    assign _index_or_15 = (_found_and_52 ? 6'hc : 6'h0) | (_found_and_51 ? 6'hd : 6'h0)
-                          | (_found_and_50 ? 6'he : 6'h0) | (_found_and_49 ? 6'hf : 6'h0);
-    assign _index_or_14 = (_found_and_48 ? 6'h10 : 6'h0) | (_found_and_47 ? 6'h11 : 6'h0)
-                          | (_found_and_46 ? 6'h12 : 6'h0) | (_found_and_45 ? 6'h13 : 6'h0);
-    assign _index_or_13 = (_found_and_44 ? 6'h14 : 6'h0) | (_found_and_43 ? 6'h15 : 6'h0)
-                          | (_found_and_42 ? 6'h16 : 6'h0) | (_found_and_41 ? 6'h17 : 6'h0);
-    assign _index_or_12 = (_found_and_40 ? 6'h18 : 6'h0) | (_found_and_39 ? 6'h19 : 6'h0)
-                          | (_found_and_38 ? 6'h1a : 6'h0) | (_found_and_37 ? 6'h1b : 6'h0);
-    assign _index_or_11 = (_found_and_36 ? 6'h1c : 6'h0) | (_found_and_35 ? 6'h1d : 6'h0)
-                          | (_found_and_34 ? 6'h1e : 6'h0) | (_found_and_33 ? 6'h1f : 6'h0);
-    assign _index_or_10 = (_found_and_32 ? 6'h20 : 6'h0) | (_found_and_31 ? 6'h21 : 6'h0)
-                          | (_found_and_30 ? 6'h22 : 6'h0) | (_found_and_29 ? 6'h23 : 6'h0);
-    assign _index_or_9 = (_found_and_28 ? 6'h24 : 6'h0) | (_found_and_27 ? 6'h25 : 6'h0)
-                         | (_found_and_26 ? 6'h26 : 6'h0) | (_found_and_25 ? 6'h27 : 6'h0);
-    assign _index_or_8 = (_found_and_24 ? 6'h28 : 6'h0) | (_found_and_23 ? 6'h29 : 6'h0)
-                         | (_found_and_22 ? 6'h2a : 6'h0) | (_found_and_21 ? 6'h2b : 6'h0);
-    assign _index_or_7 = (_found_and_20 ? 6'h2c : 6'h0) | (_found_and_19 ? 6'h2d : 6'h0)
-                         | (_found_and_18 ? 6'h2e : 6'h0) | (_found_and_17 ? 6'h2f : 6'h0);
-    assign _index_or_6 = (_found_and_16 ? 6'h30 : 6'h0) | (_found_and_15 ? 6'h31 : 6'h0)
-                         | (_found_and_14 ? 6'h32 : 6'h0) | (_found_and_13 ? 6'h33 : 6'h0);
-    assign _index_or_5 = (_found_and_12 ? 6'h34 : 6'h0) | (_found_and_11 ? 6'h35 : 6'h0)
-                         | (_found_and_10 ? 6'h36 : 6'h0) | (_found_and_9 ? 6'h37 : 6'h0);
-    assign _index_or_4 = (_found_and_8 ? 6'h38 : 6'h0) | (_found_and_7 ? 6'h39 : 6'h0)
-                         | (_found_and_6 ? 6'h3a : 6'h0) | (_found_and_5 ? 6'h3b : 6'h0);
-    assign _index_or_3 = (_found_and_4 ? 6'h3c : 6'h0) | (_found_and_3 ? 6'h3d : 6'h0)
-                         | (_found_and_2 ? 6'h3e : 6'h0) | (_found_and ? 6'h3f : 6'h0);
-    assign _index_or_2 = (_found_and_63 ? 6'h1 : 6'h0) | (_found_and_62 ? 6'h2 : 6'h0)
-                         | (_found_and_61 ? 6'h3 : 6'h0) | _index_or_17 | _index_or_16
-                         | _index_or_15;
+    assign _index_or_17 = (window4_hit ? 6'h4 : 6'h0) | (window5_hit ? 6'h5 : 6'h0)
+                          | (window6_hit ? 6'h6 : 6'h0) | (window7_hit ? 6'h7 : 6'h0);
+    assign _index_or_16 = (window8_hit ? 6'h8 : 6'h0) | (window9_hit ? 6'h9 : 6'h0)
+                          | (window10_hit ? 6'ha : 6'h0) | (window11_hit ? 6'hb : 6'h0);
+    assign _index_or_15 = (window12_hit ? 6'hc : 6'h0) | (window13_hit ? 6'hd : 6'h0)
+                          | (window14_hit ? 6'he : 6'h0) | (window15_hit ? 6'hf : 6'h0);
+    assign _index_or_14 = (window16_hit ? 6'h10 : 6'h0) | (window17_hit ? 6'h11 : 6'h0)
+                          | (window18_hit ? 6'h12 : 6'h0) | (window19_hit ? 6'h13 : 6'h0);
+    assign _index_or_13 = (window20_hit ? 6'h14 : 6'h0) | (window21_hit ? 6'h15 : 6'h0)
+                          | (window22_hit ? 6'h16 : 6'h0) | (window23_hit ? 6'h17 : 6'h0);
+    assign _index_or_12 = (window24_hit ? 6'h18 : 6'h0) | (window25_hit ? 6'h19 : 6'h0)
+                          | (window26_hit ? 6'h1a : 6'h0) | (window27_hit ? 6'h1b : 6'h0);
+    assign _index_or_11 = (window28_hit ? 6'h1c : 6'h0) | (window29_hit ? 6'h1d : 6'h0)
+                          | (window30_hit ? 6'h1e : 6'h0) | (window31_hit ? 6'h1f : 6'h0);
+    assign _index_or_10 = (window32_hit ? 6'h20 : 6'h0) | (window33_hit ? 6'h21 : 6'h0)
+                          | (window34_hit ? 6'h22 : 6'h0) | (window35_hit ? 6'h23 : 6'h0);
+    assign _index_or_9 = (window36_hit ? 6'h24 : 6'h0) | (window37_hit ? 6'h25 : 6'h0)
+                         | (window38_hit ? 6'h26 : 6'h0) | (window39_hit ? 6'h27 : 6'h0);
+    assign _index_or_8 = (window40_hit ? 6'h28 : 6'h0) | (window41_hit ? 6'h29 : 6'h0)
+                         | (window42_hit ? 6'h2a : 6'h0) | (window43_hit ? 6'h2b : 6'h0);
+    assign _index_or_7 = (window44_hit ? 6'h2c : 6'h0) | (window45_hit ? 6'h2d : 6'h0)
+                         | (window46_hit ? 6'h2e : 6'h0) | (window47_hit ? 6'h2f : 6'h0);
+    assign _index_or_6 = (window48_hit ? 6'h30 : 6'h0) | (window49_hit ? 6'h31 : 6'h0)
+                         | (window50_hit ? 6'h32 : 6'h0) | (window51_hit ? 6'h33 : 6'h0);
+    assign _index_or_5 = (window52_hit ? 6'h34 : 6'h0) | (window53_hit ? 6'h35 : 6'h0)
+                         | (window54_hit ? 6'h36 : 6'h0) | (window55_hit ? 6'h37 : 6'h0);
+    assign _index_or_4 = (window56_hit ? 6'h38 : 6'h0) | (window57_hit ? 6'h39 : 6'h0)
+                         | (window58_hit ? 6'h3a : 6'h0) | (window59_hit ? 6'h3b : 6'h0);
+    assign _index_or_3 = (window60_hit ? 6'h3c : 6'h0) | (window61_hit ? 6'h3d : 6'h0)
+                         | (window62_hit ? 6'h3e : 6'h0) | (window63_hit ? 6'h3f : 6'h0);
+    assign _index_or_2 = (window1_hit ? 6'h1 : 6'h0) | (window2_hit ? 6'h2 : 6'h0)
+                         | (window3_hit ? 6'h3 : 6'h0) | _index_or_17 | _index_or_16 | _index_or_15;
     assign _index_or = _index_or_10 | _index_or_9 | _index_or_8 | _index_or_7 | _index_or_6
                        | _index_or_5 | _index_or_4 | _index_or_3;
-    assign _egress_or_18 = (_found_and_64 ? 3'h1 : 3'h0) | (_found_and_63 ? 3'h2 : 3'h0)
-                           | (_found_and_62 ? 3'h3 : 3'h0) | (_found_and_61 ? 3'h3 : 3'h0);
-    assign _egress_or_17 = (_found_and_60 ? 3'h3 : 3'h0) | (_found_and_59 ? 3'h3 : 3'h0)
-                           | (_found_and_58 ? 3'h4 : 3'h0) | (_found_and_57 ? 3'h1 : 3'h0);
-    assign _egress_or_16 = (_found_and_56 ? 3'h1 : 3'h0) | (_found_and_55 ? 3'h2 : 3'h0)
-                           | (_found_and_54 ? 3'h3 : 3'h0) | (_found_and_53 ? 3'h3 : 3'h0);
-    assign _egress_or_15 = (_found_and_52 ? 3'h3 : 3'h0) | (_found_and_51 ? 3'h3 : 3'h0)
-                           | (_found_and_50 ? 3'h4 : 3'h0) | (_found_and_49 ? 3'h1 : 3'h0);
-    assign _egress_or_14 = (_found_and_48 ? 3'h1 : 3'h0) | (_found_and_47 ? 3'h2 : 3'h0)
-                           | (_found_and_46 ? 3'h3 : 3'h0) | (_found_and_45 ? 3'h3 : 3'h0);
-    assign _egress_or_13 = (_found_and_44 ? 3'h3 : 3'h0) | (_found_and_43 ? 3'h3 : 3'h0)
-                           | (_found_and_42 ? 3'h4 : 3'h0) | (_found_and_41 ? 3'h1 : 3'h0);
-    assign _egress_or_12 = (_found_and_40 ? 3'h1 : 3'h0) | (_found_and_39 ? 3'h2 : 3'h0)
-                           | (_found_and_38 ? 3'h3 : 3'h0) | (_found_and_37 ? 3'h3 : 3'h0);
-    assign _egress_or_11 = (_found_and_36 ? 3'h3 : 3'h0) | (_found_and_35 ? 3'h3 : 3'h0)
-                           | (_found_and_34 ? 3'h4 : 3'h0) | (_found_and_33 ? 3'h1 : 3'h0);
-    assign _egress_or_10 = (_found_and_32 ? 3'h1 : 3'h0) | (_found_and_31 ? 3'h2 : 3'h0)
-                           | (_found_and_30 ? 3'h3 : 3'h0) | (_found_and_29 ? 3'h3 : 3'h0);
-    assign _egress_or_9 = (_found_and_28 ? 3'h3 : 3'h0) | (_found_and_27 ? 3'h3 : 3'h0)
-                          | (_found_and_26 ? 3'h4 : 3'h0) | (_found_and_25 ? 3'h1 : 3'h0);
-    assign _egress_or_8 = (_found_and_24 ? 3'h1 : 3'h0) | (_found_and_23 ? 3'h2 : 3'h0)
-                          | (_found_and_22 ? 3'h3 : 3'h0) | (_found_and_21 ? 3'h3 : 3'h0);
-    assign _egress_or_7 = (_found_and_20 ? 3'h3 : 3'h0) | (_found_and_19 ? 3'h3 : 3'h0)
-                          | (_found_and_18 ? 3'h4 : 3'h0) | (_found_and_17 ? 3'h1 : 3'h0);
-    assign _egress_or_6 = (_found_and_16 ? 3'h1 : 3'h0) | (_found_and_15 ? 3'h2 : 3'h0)
-                          | (_found_and_14 ? 3'h3 : 3'h0) | (_found_and_13 ? 3'h3 : 3'h0);
-    assign _egress_or_5 = (_found_and_12 ? 3'h3 : 3'h0) | (_found_and_11 ? 3'h3 : 3'h0)
-                          | (_found_and_10 ? 3'h4 : 3'h0) | (_found_and_9 ? 3'h1 : 3'h0);
-    assign _egress_or_4 = (_found_and_8 ? 3'h1 : 3'h0) | (_found_and_7 ? 3'h2 : 3'h0)
-                          | (_found_and_6 ? 3'h3 : 3'h0) | (_found_and_5 ? 3'h3 : 3'h0);
-    assign _egress_or_3 = (_found_and_4 ? 3'h3 : 3'h0) | (_found_and_3 ? 3'h3 : 3'h0)
-                          | (_found_and_2 ? 3'h4 : 3'h0) | (_found_and ? 3'h1 : 3'h0);
+    assign _egress_or_18 = (window0_hit ? 3'h1 : 3'h0) | (window1_hit ? 3'h2 : 3'h0)
+                           | (window2_hit ? 3'h3 : 3'h0) | (window3_hit ? 3'h3 : 3'h0);
+    assign _egress_or_17 = (window4_hit ? 3'h3 : 3'h0) | (window5_hit ? 3'h3 : 3'h0)
+                           | (window6_hit ? 3'h4 : 3'h0) | (window7_hit ? 3'h1 : 3'h0);
+    assign _egress_or_16 = (window8_hit ? 3'h1 : 3'h0) | (window9_hit ? 3'h2 : 3'h0)
+                           | (window10_hit ? 3'h3 : 3'h0) | (window11_hit ? 3'h3 : 3'h0);
+    assign _egress_or_15 = (window12_hit ? 3'h3 : 3'h0) | (window13_hit ? 3'h3 : 3'h0)
+                           | (window14_hit ? 3'h4 : 3'h0) | (window15_hit ? 3'h1 : 3'h0);
+    assign _egress_or_14 = (window16_hit ? 3'h1 : 3'h0) | (window17_hit ? 3'h2 : 3'h0)
+                           | (window18_hit ? 3'h3 : 3'h0) | (window19_hit ? 3'h3 : 3'h0);
+    assign _egress_or_13 = (window20_hit ? 3'h3 : 3'h0) | (window21_hit ? 3'h3 : 3'h0)
+                           | (window22_hit ? 3'h4 : 3'h0) | (window23_hit ? 3'h1 : 3'h0);
+    assign _egress_or_12 = (window24_hit ? 3'h1 : 3'h0) | (window25_hit ? 3'h2 : 3'h0)
+                           | (window26_hit ? 3'h3 : 3'h0) | (window27_hit ? 3'h3 : 3'h0);
+    assign _egress_or_11 = (window28_hit ? 3'h3 : 3'h0) | (window29_hit ? 3'h3 : 3'h0)
+                           | (window30_hit ? 3'h4 : 3'h0) | (window31_hit ? 3'h1 : 3'h0);
+    assign _egress_or_10 = (window32_hit ? 3'h1 : 3'h0) | (window33_hit ? 3'h2 : 3'h0)
+                           | (window34_hit ? 3'h3 : 3'h0) | (window35_hit ? 3'h3 : 3'h0);
+    assign _egress_or_9 = (window36_hit ? 3'h3 : 3'h0) | (window37_hit ? 3'h3 : 3'h0)
+                          | (window38_hit ? 3'h4 : 3'h0) | (window39_hit ? 3'h1 : 3'h0);
+    assign _egress_or_8 = (window40_hit ? 3'h1 : 3'h0) | (window41_hit ? 3'h2 : 3'h0)
+                          | (window42_hit ? 3'h3 : 3'h0) | (window43_hit ? 3'h3 : 3'h0);
+    assign _egress_or_7 = (window44_hit ? 3'h3 : 3'h0) | (window45_hit ? 3'h3 : 3'h0)
+                          | (window46_hit ? 3'h4 : 3'h0) | (window47_hit ? 3'h1 : 3'h0);
+    assign _egress_or_6 = (window48_hit ? 3'h1 : 3'h0) | (window49_hit ? 3'h2 : 3'h0)
+                          | (window50_hit ? 3'h3 : 3'h0) | (window51_hit ? 3'h3 : 3'h0);
+    assign _egress_or_5 = (window52_hit ? 3'h3 : 3'h0) | (window53_hit ? 3'h3 : 3'h0)
+                          | (window54_hit ? 3'h4 : 3'h0) | (window55_hit ? 3'h1 : 3'h0);
+    assign _egress_or_4 = (window56_hit ? 3'h1 : 3'h0) | (window57_hit ? 3'h2 : 3'h0)
+                          | (window58_hit ? 3'h3 : 3'h0) | (window59_hit ? 3'h3 : 3'h0);
+    assign _egress_or_3 = (window60_hit ? 3'h3 : 3'h0) | (window61_hit ? 3'h3 : 3'h0)
+                          | (window62_hit ? 3'h4 : 3'h0) | (window63_hit ? 3'h1 : 3'h0);
     assign _egress_or_2 = _egress_or_18 | _egress_or_17 | _egress_or_16 | _egress_or_15
                           | _egress_or_14 | _egress_or_13 | _egress_or_12 | _egress_or_11;
     assign _egress_or = _egress_or_10 | _egress_or_9 | _egress_or_8 | _egress_or_7 | _egress_or_6
                         | _egress_or_5 | _egress_or_4 | _egress_or_3;
-    assign _slot_or_4 = (_found_and_61 ? 8'h1 : 8'h0) | (_found_and_60 ? 8'h2 : 8'h0)
-                        | (_found_and_59 ? 8'h3 : 8'h0) | (_found_and_53 ? 8'h1 : 8'h0)
-                        | (_found_and_52 ? 8'h2 : 8'h0) | (_found_and_51 ? 8'h3 : 8'h0);
-    assign _slot_or_3 = (_found_and_45 ? 8'h1 : 8'h0) | (_found_and_44 ? 8'h2 : 8'h0)
-                        | (_found_and_43 ? 8'h3 : 8'h0) | (_found_and_37 ? 8'h1 : 8'h0)
-                        | (_found_and_36 ? 8'h2 : 8'h0) | (_found_and_35 ? 8'h3 : 8'h0);
-    assign _slot_or_2 = (_found_and_29 ? 8'h1 : 8'h0) | (_found_and_28 ? 8'h2 : 8'h0)
-                        | (_found_and_27 ? 8'h3 : 8'h0) | (_found_and_21 ? 8'h1 : 8'h0)
-                        | (_found_and_20 ? 8'h2 : 8'h0) | (_found_and_19 ? 8'h3 : 8'h0);
-    assign _slot_or = (_found_and_13 ? 8'h1 : 8'h0) | (_found_and_12 ? 8'h2 : 8'h0)
-                      | (_found_and_11 ? 8'h3 : 8'h0) | (_found_and_5 ? 8'h1 : 8'h0)
-                      | (_found_and_4 ? 8'h2 : 8'h0) | (_found_and_3 ? 8'h3 : 8'h0);
-    assign _translated_or_18 = (_found_and_64 ? {36'h10, off[27:0]} : 64'h0)
-                               | (_found_and_63 ? {36'h20, off[27:0]} : 64'h0)
-                               | (_found_and_62 ? {36'h30, off[27:0]} : 64'h0)
-                               | (_found_and_61 ? {36'h40, off[27:0]} : 64'h0);
-    assign _translated_or_17 = (_found_and_60 ? {36'h50, off[27:0]} : 64'h0)
-                               | (_found_and_59 ? {36'h60, off[27:0]} : 64'h0)
-                               | (_found_and_58 ? {36'h70, off[27:0]} : 64'h0)
-                               | (_found_and_57 ? {36'h80, off[27:0]} : 64'h0);
-    assign _translated_or_16 = (_found_and_56 ? {36'h90, off[27:0]} : 64'h0)
-                               | (_found_and_55 ? {36'ha0, off[27:0]} : 64'h0)
-                               | (_found_and_54 ? {36'hb0, off[27:0]} : 64'h0)
-                               | (_found_and_53 ? {36'hc0, off[27:0]} : 64'h0);
-    assign _translated_or_15 = (_found_and_52 ? {36'hd0, off[27:0]} : 64'h0)
-                               | (_found_and_51 ? {36'he0, off[27:0]} : 64'h0)
-                               | (_found_and_50 ? {36'hf0, off[27:0]} : 64'h0)
-                               | (_found_and_49 ? {36'h100, off[27:0]} : 64'h0);
-    assign _translated_or_14 = (_found_and_48 ? {36'h110, off[27:0]} : 64'h0)
-                               | (_found_and_47 ? {36'h120, off[27:0]} : 64'h0)
-                               | (_found_and_46 ? {36'h130, off[27:0]} : 64'h0)
-                               | (_found_and_45 ? {36'h140, off[27:0]} : 64'h0);
-    assign _translated_or_13 = (_found_and_44 ? {36'h150, off[27:0]} : 64'h0)
-                               | (_found_and_43 ? {36'h160, off[27:0]} : 64'h0)
-                               | (_found_and_42 ? {36'h170, off[27:0]} : 64'h0)
-                               | (_found_and_41 ? {36'h180, off[27:0]} : 64'h0);
-    assign _translated_or_12 = (_found_and_40 ? {36'h190, off[27:0]} : 64'h0)
-                               | (_found_and_39 ? {36'h1a0, off[27:0]} : 64'h0)
-                               | (_found_and_38 ? {36'h1b0, off[27:0]} : 64'h0)
-                               | (_found_and_37 ? {36'h1c0, off[27:0]} : 64'h0);
-    assign _translated_or_11 = (_found_and_36 ? {36'h1d0, off[27:0]} : 64'h0)
-                               | (_found_and_35 ? {36'h1e0, off[27:0]} : 64'h0)
-                               | (_found_and_34 ? {36'h1f0, off[27:0]} : 64'h0)
-                               | (_found_and_33 ? {36'h200, off[27:0]} : 64'h0);
-    assign _translated_or_10 = (_found_and_32 ? {36'h210, off[27:0]} : 64'h0)
-                               | (_found_and_31 ? {36'h220, off[27:0]} : 64'h0)
-                               | (_found_and_30 ? {36'h230, off[27:0]} : 64'h0)
-                               | (_found_and_29 ? {36'h240, off[27:0]} : 64'h0);
-    assign _translated_or_9 = (_found_and_28 ? {36'h250, off[27:0]} : 64'h0)
-                              | (_found_and_27 ? {36'h260, off[27:0]} : 64'h0)
-                              | (_found_and_26 ? {36'h270, off[27:0]} : 64'h0)
-                              | (_found_and_25 ? {36'h280, off[27:0]} : 64'h0);
-    assign _translated_or_8 = (_found_and_24 ? {36'h290, off[27:0]} : 64'h0)
-                              | (_found_and_23 ? {36'h2a0, off[27:0]} : 64'h0)
-                              | (_found_and_22 ? {36'h2b0, off[27:0]} : 64'h0)
-                              | (_found_and_21 ? {36'h2c0, off[27:0]} : 64'h0);
-    assign _translated_or_7 = (_found_and_20 ? {36'h2d0, off[27:0]} : 64'h0)
-                              | (_found_and_19 ? {36'h2e0, off[27:0]} : 64'h0)
-                              | (_found_and_18 ? {36'h2f0, off[27:0]} : 64'h0)
-                              | (_found_and_17 ? {36'h300, off[27:0]} : 64'h0);
-    assign _translated_or_6 = (_found_and_16 ? {36'h310, off[27:0]} : 64'h0)
-                              | (_found_and_15 ? {36'h320, off[27:0]} : 64'h0)
-                              | (_found_and_14 ? {36'h330, off[27:0]} : 64'h0)
-                              | (_found_and_13 ? {36'h340, off[27:0]} : 64'h0);
-    assign _translated_or_5 = (_found_and_12 ? {36'h350, off[27:0]} : 64'h0)
-                              | (_found_and_11 ? {36'h360, off[27:0]} : 64'h0)
-                              | (_found_and_10 ? {36'h370, off[27:0]} : 64'h0)
-                              | (_found_and_9 ? {36'h380, off[27:0]} : 64'h0);
-    assign _translated_or_4 = (_found_and_8 ? {36'h390, off[27:0]} : 64'h0)
-                              | (_found_and_7 ? {36'h3a0, off[27:0]} : 64'h0)
-                              | (_found_and_6 ? {36'h3b0, off[27:0]} : 64'h0)
-                              | (_found_and_5 ? {36'h3c0, off[27:0]} : 64'h0);
-    assign _translated_or_3 = (_found_and_4 ? {36'h3d0, off[27:0]} : 64'h0)
-                              | (_found_and_3 ? {36'h3e0, off[27:0]} : 64'h0)
-                              | (_found_and_2 ? {36'h3f0, off[27:0]} : 64'h0)
-                              | (_found_and ? {36'h400, off[27:0]} : 64'h0);
+    assign _slot_or_4 = (window3_hit ? 8'h1 : 8'h0) | (window4_hit ? 8'h2 : 8'h0)
+                        | (window5_hit ? 8'h3 : 8'h0) | (window11_hit ? 8'h1 : 8'h0)
+                        | (window12_hit ? 8'h2 : 8'h0) | (window13_hit ? 8'h3 : 8'h0);
+    assign _slot_or_3 = (window19_hit ? 8'h1 : 8'h0) | (window20_hit ? 8'h2 : 8'h0)
+                        | (window21_hit ? 8'h3 : 8'h0) | (window27_hit ? 8'h1 : 8'h0)
+                        | (window28_hit ? 8'h2 : 8'h0) | (window29_hit ? 8'h3 : 8'h0);
+    assign _slot_or_2 = (window35_hit ? 8'h1 : 8'h0) | (window36_hit ? 8'h2 : 8'h0)
+                        | (window37_hit ? 8'h3 : 8'h0) | (window43_hit ? 8'h1 : 8'h0)
+                        | (window44_hit ? 8'h2 : 8'h0) | (window45_hit ? 8'h3 : 8'h0);
+    assign _slot_or = (window51_hit ? 8'h1 : 8'h0) | (window52_hit ? 8'h2 : 8'h0)
+                      | (window53_hit ? 8'h3 : 8'h0) | (window59_hit ? 8'h1 : 8'h0)
+                      | (window60_hit ? 8'h2 : 8'h0) | (window61_hit ? 8'h3 : 8'h0);
+    assign _translated_or_18 = (window0_hit ? {36'h10, off[27:0]} : 64'h0)
+                               | (window1_hit ? {36'h20, off[27:0]} : 64'h0)
+                               | (window2_hit ? {36'h30, off[27:0]} : 64'h0)
+                               | (window3_hit ? {36'h40, off[27:0]} : 64'h0);
+    assign _translated_or_17 = (window4_hit ? {36'h50, off[27:0]} : 64'h0)
+                               | (window5_hit ? {36'h60, off[27:0]} : 64'h0)
+                               | (window6_hit ? {36'h70, off[27:0]} : 64'h0)
+                               | (window7_hit ? {36'h80, off[27:0]} : 64'h0);
+    assign _translated_or_16 = (window8_hit ? {36'h90, off[27:0]} : 64'h0)
+                               | (window9_hit ? {36'ha0, off[27:0]} : 64'h0)
+                               | (window10_hit ? {36'hb0, off[27:0]} : 64'h0)
+                               | (window11_hit ? {36'hc0, off[27:0]} : 64'h0);
+    assign _translated_or_15 = (window12_hit ? {36'hd0, off[27:0]} : 64'h0)
+                               | (window13_hit ? {36'he0, off[27:0]} : 64'h0)
+                               | (window14_hit ? {36'hf0, off[27:0]} : 64'h0)
+                               | (window15_hit ? {36'h100, off[27:0]} : 64'h0);
+    assign _translated_or_14 = (window16_hit ? {36'h110, off[27:0]} : 64'h0)
+                               | (window17_hit ? {36'h120, off[27:0]} : 64'h0)
+                               | (window18_hit ? {36'h130, off[27:0]} : 64'h0)
+                               | (window19_hit ? {36'h140, off[27:0]} : 64'h0);
+    assign _translated_or_13 = (window20_hit ? {36'h150, off[27:0]} : 64'h0)
+                               | (window21_hit ? {36'h160, off[27:0]} : 64'h0)
+                               | (window22_hit ? {36'h170, off[27:0]} : 64'h0)
+                               | (window23_hit ? {36'h180, off[27:0]} : 64'h0);
+    assign _translated_or_12 = (window24_hit ? {36'h190, off[27:0]} : 64'h0)
+                               | (window25_hit ? {36'h1a0, off[27:0]} : 64'h0)
+                               | (window26_hit ? {36'h1b0, off[27:0]} : 64'h0)
+                               | (window27_hit ? {36'h1c0, off[27:0]} : 64'h0);
+    assign _translated_or_11 = (window28_hit ? {36'h1d0, off[27:0]} : 64'h0)
+                               | (window29_hit ? {36'h1e0, off[27:0]} : 64'h0)
+                               | (window30_hit ? {36'h1f0, off[27:0]} : 64'h0)
+                               | (window31_hit ? {36'h200, off[27:0]} : 64'h0);
+    assign _translated_or_10 = (window32_hit ? {36'h210, off[27:0]} : 64'h0)
+                               | (window33_hit ? {36'h220, off[27:0]} : 64'h0)
+                               | (window34_hit ? {36'h230, off[27:0]} : 64'h0)
+                               | (window35_hit ? {36'h240, off[27:0]} : 64'h0);
+    assign _translated_or_9 = (window36_hit ? {36'h250, off[27:0]} : 64'h0)
+                              | (window37_hit ? {36'h260, off[27:0]} : 64'h0)
+                              | (window38_hit ? {36'h270, off[27:0]} : 64'h0)
+                              | (window39_hit ? {36'h280, off[27:0]} : 64'h0);
+    assign _translated_or_8 = (window40_hit ? {36'h290, off[27:0]} : 64'h0)
+                              | (window41_hit ? {36'h2a0, off[27:0]} : 64'h0)
+                              | (window42_hit ? {36'h2b0, off[27:0]} : 64'h0)
+                              | (window43_hit ? {36'h2c0, off[27:0]} : 64'h0);
+    assign _translated_or_7 = (window44_hit ? {36'h2d0, off[27:0]} : 64'h0)
+                              | (window45_hit ? {36'h2e0, off[27:0]} : 64'h0)
+                              | (window46_hit ? {36'h2f0, off[27:0]} : 64'h0)
+                              | (window47_hit ? {36'h300, off[27:0]} : 64'h0);
+    assign _translated_or_6 = (window48_hit ? {36'h310, off[27:0]} : 64'h0)
+                              | (window49_hit ? {36'h320, off[27:0]} : 64'h0)
+                              | (window50_hit ? {36'h330, off[27:0]} : 64'h0)
+                              | (window51_hit ? {36'h340, off[27:0]} : 64'h0);
+    assign _translated_or_5 = (window52_hit ? {36'h350, off[27:0]} : 64'h0)
+                              | (window53_hit ? {36'h360, off[27:0]} : 64'h0)
+                              | (window54_hit ? {36'h370, off[27:0]} : 64'h0)
+                              | (window55_hit ? {36'h380, off[27:0]} : 64'h0);
+    assign _translated_or_4 = (window56_hit ? {36'h390, off[27:0]} : 64'h0)
+                              | (window57_hit ? {36'h3a0, off[27:0]} : 64'h0)
+                              | (window58_hit ? {36'h3b0, off[27:0]} : 64'h0)
+                              | (window59_hit ? {36'h3c0, off[27:0]} : 64'h0);
+    assign _translated_or_3 = (window60_hit ? {36'h3d0, off[27:0]} : 64'h0)
+                              | (window61_hit ? {36'h3e0, off[27:0]} : 64'h0)
+                              | (window62_hit ? {36'h3f0, off[27:0]} : 64'h0)
+                              | (window63_hit ? {36'h400, off[27:0]} : 64'h0);
     assign _translated_or_2 = _translated_or_18 | _translated_or_17 | _translated_or_16
                               | _translated_or_15 | _translated_or_14 | _translated_or_13
                               | _translated_or_12 | _translated_or_11;
     assign _translated_or = _translated_or_10 | _translated_or_9 | _translated_or_8
                             | _translated_or_7 | _translated_or_6 | _translated_or_5
                             | _translated_or_4 | _translated_or_3;
-    assign _has_second_mux_4 = _found_and_55 ? 1'h1 : 1'h0;
-    assign _has_second_mux_3 = _found_and_39 ? 1'h1 : 1'h0;
-    assign _has_second_mux_2 = _found_and_23 ? 1'h1 : 1'h0;
-    assign _has_second_mux = _found_and_7 ? 1'h1 : 1'h0;
-    assign _has_second_or = (_found_and_64 ? 1'h1 : 1'h0) | _has_second_mux_4
-                            | (_found_and_48 ? 1'h1 : 1'h0) | _has_second_mux_3
-                            | (_found_and_32 ? 1'h1 : 1'h0) | _has_second_mux_2
-                            | (_found_and_16 ? 1'h1 : 1'h0) | _has_second_mux;
-    assign _second_egress_or_2 = (_found_and_64 ? 3'h2 : 3'h0) | (_found_and_55 ? 3'h1 : 3'h0)
-                                 | (_found_and_48 ? 3'h2 : 3'h0) | (_found_and_39 ? 3'h1 : 3'h0);
-    assign _second_egress_or = (_found_and_32 ? 3'h2 : 3'h0) | (_found_and_23 ? 3'h1 : 3'h0)
-                               | (_found_and_16 ? 3'h2 : 3'h0) | (_found_and_7 ? 3'h1 : 3'h0);
-    assign _second_translated_or_18 = (_found_and_64 ? {36'h18, off[27:0]} : 64'h0)
-                                      | (_found_and_63 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_62 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_61 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_17 = (_found_and_60 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_59 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_58 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_57 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_16 = (_found_and_56 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_55 ? {36'ha4, off[27:0]} : 64'h0)
-                                      | (_found_and_54 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_53 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_15 = (_found_and_52 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_51 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_50 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_49 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_14 = (_found_and_48 ? {36'h118, off[27:0]} : 64'h0)
-                                      | (_found_and_47 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_46 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_45 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_13 = (_found_and_44 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_43 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_42 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_41 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_12 = (_found_and_40 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_39 ? {36'h1a4, off[27:0]} : 64'h0)
-                                      | (_found_and_38 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_37 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_11 = (_found_and_36 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_35 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_34 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_33 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_10 = (_found_and_32 ? {36'h218, off[27:0]} : 64'h0)
-                                      | (_found_and_31 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_30 ? _second_translated_concat : 64'h0)
-                                      | (_found_and_29 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_9 = (_found_and_28 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_27 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_26 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_25 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_8 = (_found_and_24 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_23 ? {36'h2a4, off[27:0]} : 64'h0)
-                                     | (_found_and_22 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_21 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_7 = (_found_and_20 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_19 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_18 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_17 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_6 = (_found_and_16 ? {36'h318, off[27:0]} : 64'h0)
-                                     | (_found_and_15 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_14 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_13 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_5 = (_found_and_12 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_11 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_10 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_9 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_4 = (_found_and_8 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_7 ? {36'h3a4, off[27:0]} : 64'h0)
-                                     | (_found_and_6 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_5 ? _second_translated_concat : 64'h0);
-    assign _second_translated_or_3 = (_found_and_4 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_3 ? _second_translated_concat : 64'h0)
-                                     | (_found_and_2 ? _second_translated_concat : 64'h0)
-                                     | (_found_and ? _second_translated_concat : 64'h0);
+    assign _has_second_mux_4 = window9_hit ? 1'h1 : 1'h0;
+    assign _has_second_mux_3 = window25_hit ? 1'h1 : 1'h0;
+    assign _has_second_mux_2 = window41_hit ? 1'h1 : 1'h0;
+    assign _has_second_mux = window57_hit ? 1'h1 : 1'h0;
+    assign _has_second_or = (window0_hit ? 1'h1 : 1'h0) | _has_second_mux_4
+                            | (window16_hit ? 1'h1 : 1'h0) | _has_second_mux_3
+                            | (window32_hit ? 1'h1 : 1'h0) | _has_second_mux_2
+                            | (window48_hit ? 1'h1 : 1'h0) | _has_second_mux;
+    assign _second_egress_or_2 = (window0_hit ? 3'h2 : 3'h0) | (window9_hit ? 3'h1 : 3'h0)
+                                 | (window16_hit ? 3'h2 : 3'h0) | (window25_hit ? 3'h1 : 3'h0);
+    assign _second_egress_or = (window32_hit ? 3'h2 : 3'h0) | (window41_hit ? 3'h1 : 3'h0)
+                               | (window48_hit ? 3'h2 : 3'h0) | (window57_hit ? 3'h1 : 3'h0);
+    assign _second_translated_or_18 = (window0_hit ? {36'h18, off[27:0]} : 64'h0)
+                                      | (window1_hit ? _second_translated_concat : 64'h0)
+                                      | (window2_hit ? _second_translated_concat : 64'h0)
+                                      | (window3_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_17 = (window4_hit ? _second_translated_concat : 64'h0)
+                                      | (window5_hit ? _second_translated_concat : 64'h0)
+                                      | (window6_hit ? _second_translated_concat : 64'h0)
+                                      | (window7_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_16 = (window8_hit ? _second_translated_concat : 64'h0)
+                                      | (window9_hit ? {36'ha4, off[27:0]} : 64'h0)
+                                      | (window10_hit ? _second_translated_concat : 64'h0)
+                                      | (window11_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_15 = (window12_hit ? _second_translated_concat : 64'h0)
+                                      | (window13_hit ? _second_translated_concat : 64'h0)
+                                      | (window14_hit ? _second_translated_concat : 64'h0)
+                                      | (window15_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_14 = (window16_hit ? {36'h118, off[27:0]} : 64'h0)
+                                      | (window17_hit ? _second_translated_concat : 64'h0)
+                                      | (window18_hit ? _second_translated_concat : 64'h0)
+                                      | (window19_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_13 = (window20_hit ? _second_translated_concat : 64'h0)
+                                      | (window21_hit ? _second_translated_concat : 64'h0)
+                                      | (window22_hit ? _second_translated_concat : 64'h0)
+                                      | (window23_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_12 = (window24_hit ? _second_translated_concat : 64'h0)
+                                      | (window25_hit ? {36'h1a4, off[27:0]} : 64'h0)
+                                      | (window26_hit ? _second_translated_concat : 64'h0)
+                                      | (window27_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_11 = (window28_hit ? _second_translated_concat : 64'h0)
+                                      | (window29_hit ? _second_translated_concat : 64'h0)
+                                      | (window30_hit ? _second_translated_concat : 64'h0)
+                                      | (window31_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_10 = (window32_hit ? {36'h218, off[27:0]} : 64'h0)
+                                      | (window33_hit ? _second_translated_concat : 64'h0)
+                                      | (window34_hit ? _second_translated_concat : 64'h0)
+                                      | (window35_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_9 = (window36_hit ? _second_translated_concat : 64'h0)
+                                     | (window37_hit ? _second_translated_concat : 64'h0)
+                                     | (window38_hit ? _second_translated_concat : 64'h0)
+                                     | (window39_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_8 = (window40_hit ? _second_translated_concat : 64'h0)
+                                     | (window41_hit ? {36'h2a4, off[27:0]} : 64'h0)
+                                     | (window42_hit ? _second_translated_concat : 64'h0)
+                                     | (window43_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_7 = (window44_hit ? _second_translated_concat : 64'h0)
+                                     | (window45_hit ? _second_translated_concat : 64'h0)
+                                     | (window46_hit ? _second_translated_concat : 64'h0)
+                                     | (window47_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_6 = (window48_hit ? {36'h318, off[27:0]} : 64'h0)
+                                     | (window49_hit ? _second_translated_concat : 64'h0)
+                                     | (window50_hit ? _second_translated_concat : 64'h0)
+                                     | (window51_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_5 = (window52_hit ? _second_translated_concat : 64'h0)
+                                     | (window53_hit ? _second_translated_concat : 64'h0)
+                                     | (window54_hit ? _second_translated_concat : 64'h0)
+                                     | (window55_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_4 = (window56_hit ? _second_translated_concat : 64'h0)
+                                     | (window57_hit ? {36'h3a4, off[27:0]} : 64'h0)
+                                     | (window58_hit ? _second_translated_concat : 64'h0)
+                                     | (window59_hit ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_3 = (window60_hit ? _second_translated_concat : 64'h0)
+                                     | (window61_hit ? _second_translated_concat : 64'h0)
+                                     | (window62_hit ? _second_translated_concat : 64'h0)
+                                     | (window63_hit ? _second_translated_concat : 64'h0);
     assign _second_translated_or_2 = _second_translated_or_18 | _second_translated_or_17
                                      | _second_translated_or_16 | _second_translated_or_15
                                      | _second_translated_or_14 | _second_translated_or_13
