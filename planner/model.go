@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"onic/desc"
 	"onic/emu/scenario"
 	"onic/job"
 	"onic/pcie/lanes"
@@ -95,12 +96,12 @@ func FromScenario(c scenario.Config) (*Cluster, error) {
 	cl.PortGbps = DefaultPortGbps
 	for i, o := range c.ONICs {
 		onics[o.Host] = append(onics[o.Host], o.Name)
-		o.Defaults()
-		p, err := lanes.Parse(o.LanePlan)
+		// What the entry means is decided in desc, as for the emulator.
+		d, err := desc.FromScenario(o, fmt.Sprintf("cluster %s: onics[%d]", c.Name, i))
 		if err != nil {
-			return nil, fmt.Errorf("cluster %s: onics[%d].lane_plan: %v", c.Name, i, err)
+			return nil, err
 		}
-		cl.PortGbps = min(cl.PortGbps, PortGbpsOf(p, o.ClockMHz))
+		cl.PortGbps = min(cl.PortGbps, PortGbpsOf(d.Lanes, d.ClockMHz))
 	}
 	for _, h := range c.Hosts {
 		kind := "cpu"
