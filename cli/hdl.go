@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,6 +77,9 @@ root --config flag is the CLI's own defaults file.)`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
 			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: g.source, PCIe4: !managerOnly, Function: g.fn, Kernels: g.kernels, Lanes: g.lanes}
+			if err := genBoard(cmd, v, &o, g, managerOnly); err != nil {
+				return err
+			}
 			if o.Link.ReplayCycles, o.Link.LostCycles, o.Link.CreditCycles, o.EgressStallCycles, err = linkTimeouts(v); err != nil {
 				return err
 			}
@@ -110,20 +114,7 @@ root --config flag is the CLI's own defaults file.)`,
 					LUTEntries    int      `json:"lut_entries"`
 				}{paths, d.Module.Name(), o.PCIe4, d.DataWidth, d.ClockMHz, d.Depth, len(d.Windows), len(d.LUT.Entries)})
 			}
-			for _, p := range paths {
-				fmt.Fprintln(w, p)
-			}
-			if o.PCIe4 {
-				n := 0
-				for _, p := range paths {
-					if strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(p)) != bundle.DFXDir {
-						n++
-					}
-				}
-				fmt.Fprintf(w, "onic_top: the whole card on the PCIE4 block's user_clk, %d Verilog files (files.f)\n", n)
-			}
-			fmt.Fprintf(w, "%s: %d-bit data path at %g MHz, latency %d cycles (%g ns), II %d; %d windows, %d LUT entries\n",
-				d.Module.Name(), d.DataWidth, d.ClockMHz, d.Depth, float64(d.Depth)*1000/d.ClockMHz, d.II, len(d.Windows), len(d.LUT.Entries))
+			printGen(w, paths, out, o, d)
 			return nil
 		},
 	}
@@ -136,6 +127,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Int("width", 0, "TLP data path width in bits, 256 or 512 (default: the O-NIC's data_width, else 512)")
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
+	c.Flags().String("board", "", "also write a board top for this board, with its XDC, GTY wrappers and a build.tcl that builds it: "+strings.Join(bundle.BoardNames(), ", ")+" (docs/hdl.md, \"Board tops\")")
 	c.Flags().String("lane-plan", "", "the optical ports' lane plan build.tcl configures the transceivers for, LANESxRATE as 4x25.78125Gbps (default: the O-NIC's lane_plan, else 16x8.25Gbps; docs/hdl.md, \"Lane plans\")")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
 	c.Flags().Bool("manager-only", false, "generate the PCIe manager alone on its generic TLP streams, not the whole card (onic_top with the adapters to AMD's PCIE4 block, the manager both ways, the register block and both optical ports' link layers; docs/hdl.md, \"The card\")")
@@ -150,6 +142,57 @@ root --config flag is the CLI's own defaults file.)`,
 	return c
 }
 
+// printGen tells what onic hdl gen wrote: the paths, then a line each for
+// the card, the board top and the manager.
+func printGen(w io.Writer, paths []string, out string, o bundle.Options, d *manager.Design) {
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+	}
+	if o.PCIe4 {
+		n := 0
+		for _, p := range paths {
+			if strings.HasSuffix(p, ".v") && filepath.Dir(p) == filepath.Clean(out) {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "onic_top: the whole card on the PCIE4 block's user_clk, %d Verilog files (files.f)\n", n)
+	}
+	if b := o.Board; b != nil {
+		fmt.Fprintf(w, "%s: onic_top on the %s (%s), ports on %s and %s at %v, in %s (build.tcl builds it)\n",
+			b.TopName(), b.Title, b.Part, b.Cages[0].Name, b.Cages[1].Name, o.Lanes, filepath.Join(out, "board"))
+	}
+	fmt.Fprintf(w, "%s: %d-bit data path at %g MHz, latency %d cycles (%g ns), II %d; %d windows, %d LUT entries\n",
+		d.Module.Name(), d.DataWidth, d.ClockMHz, d.Depth, float64(d.Depth)*1000/d.ClockMHz, d.II, len(d.Windows), len(d.LUT.Entries))
+}
+
+// genBoard applies --board to o: the board preset, its part (--part, if
+// given, must be it) and, unless a lane plan was given, the board's.
+func genBoard(cmd *cobra.Command, v *viper.Viper, o *bundle.Options, g genInput, managerOnly bool) error {
+	name := v.GetString("hdl.gen.board")
+	if name == "" {
+		return nil
+	}
+	b, err := bundle.LookupBoard(name)
+	if err != nil {
+		return fmt.Errorf("--board: %v", err)
+	}
+	if managerOnly {
+		return fmt.Errorf("--board %s: a board top holds the whole card; --manager-only writes the manager alone", b.Name)
+	}
+	if cmd.Flags().Changed("part") && o.Part != b.Part {
+		return fmt.Errorf("--part %s: the %s has %s (leave --part out with --board)", o.Part, b.Title, b.Part)
+	}
+	o.Part = b.Part
+	if !g.planSet {
+		o.Lanes = bundle.BoardPlan
+	}
+	if err := b.Check(o.Lanes); err != nil {
+		return fmt.Errorf("--board: %v", err)
+	}
+	o.Board = &b
+	return nil
+}
+
 // genInput is what onic hdl gen generates from: the manager's
 // configuration, where it came from (for the README), the O-NIC's
 // function, its kernels and its ports' lane plan.
@@ -159,6 +202,9 @@ type genInput struct {
 	fn      *pcie.Function
 	kernels []desc.Kernel
 	lanes   lanes.Plan
+	// planSet: the lane plan was given (--lane-plan or the O-NIC's
+	// lane_plan), not FLEET's by default.
+	planSet bool
 }
 
 // genConfig is the generator's input as the flags choose it, a
@@ -174,6 +220,7 @@ func genConfig(cmd *cobra.Command, v *viper.Viper) (genInput, error) {
 		if g.lanes, err = lanes.Parse(s); err != nil {
 			return g, fmt.Errorf("--lane-plan: %v", err)
 		}
+		g.planSet = true
 	}
 	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: f.MemorySizes(), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
@@ -219,7 +266,7 @@ func genConfig(cmd *cobra.Command, v *viper.Viper) (genInput, error) {
 	sc.Name, sc.ClockMHz, sc.DataWidth = c.Name, cmp.Or(c.ClockMHz, sc.ClockMHz), cmp.Or(c.DataWidth, sc.DataWidth)
 	g.cfg, g.source, g.fn, g.kernels = sc, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), d.Function, d.Kernels
 	if !cmd.Flags().Changed("lane-plan") {
-		g.lanes = d.Lanes
+		g.lanes, g.planSet = d.Lanes, o.LanePlan != ""
 	}
 	return g, nil
 }

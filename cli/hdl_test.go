@@ -483,3 +483,59 @@ func TestHDLCheckPart(t *testing.T) {
 		}
 	}
 }
+
+// TestHDLGenBoard: --board writes the board top under board/ with the
+// board's part and, without a lane plan, a QSFP28 cage's 4x25.78125Gbps,
+// says so in a line, and leaves the card's own files as they were;
+// an explicit plan the cages take is used; a plan they do not take, an
+// unknown board, a part that is not the board's and --manager-only are
+// refused in one line each.
+func TestHDLGenBoard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errs := onic(t, "", "hdl", "gen", "--board", "vcu118", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	if !strings.Contains(out, "onic_board_vcu118: onic_top on the AMD VCU118 evaluation kit (xcvu9p-flga2104-2L-e), ports on QSFP1 and QSFP2 at 4x25.78125Gbps") {
+		t.Errorf("no board line in:\n%s", out)
+	}
+	for _, f := range []string{"board/onic_board_vcu118.v", "board/onic_board_vcu118.xdc", "board/onic_gty_tx.v", "board/onic_gty_rx.v", "board/standin/onic_pcie4.v"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	plain := t.TempDir()
+	if code, _, errs := onic(t, "", "hdl", "gen", "--out", plain, "--part", "xcvu9p-flga2104-2L-e", "--lane-plan", "4x25.78125Gbps"); code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	for _, f := range []string{"onic_top.v", "onic_card.v", "files.f"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(plain, f))
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s differs with --board", f)
+		}
+	}
+	d28 := t.TempDir()
+	if code, _, errs := onic(t, "", "hdl", "gen", "--board", "u250", "--lane-plan", "2x28Gbps", "--out", d28); code != 0 {
+		t.Fatalf("2x28Gbps: exit %d %s", code, errs)
+	}
+	if tcl, _ := os.ReadFile(filepath.Join(d28, "build.tcl")); !strings.Contains(string(tcl), "set gt_channels(port_a) {X1Y44 X1Y45}") {
+		t.Error("2x28Gbps: port A not on QSFP0's first two channels")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--board", "u250", "--lane-plan", "16x8.25Gbps"}, "needs 16 lanes a port; QSFP0 has 4"},
+		{[]string{"--board", "u250", "--lane-plan", "4x30Gbps"}, "takes up to 28 Gb/s"},
+		{[]string{"--board", "kc705"}, `board "kc705": not a preset (one of u55c, u250, vcu118)`},
+		{[]string{"--board", "u250", "--part", "xcvu9p-flga2104-2L-e"}, "the AMD Alveo U250 has xcu250-figd2104-2L-e"},
+		{[]string{"--board", "u250", "--manager-only"}, "--manager-only writes the manager alone"},
+	} {
+		code, _, errs := onic(t, "", append([]string{"hdl", "gen", "--out", t.TempDir()}, c.args...)...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d %q, want %q on one line", c.args, code, errs, c.want)
+		}
+	}
+}

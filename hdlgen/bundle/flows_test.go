@@ -27,12 +27,18 @@ proc get_ips {i} { return $i }
 // the error it stopped with.
 func runFlow(t *testing.T, preset string) (calls []string, err string) {
 	t.Helper()
-	tclsh := tools.Require(t, "tclsh")
-	dir := t.TempDir()
 	src, rerr := os.ReadFile(filepath.Join("testdata", "card", "build.tcl"))
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
+	return runFlowSrc(t, src, preset)
+}
+
+// runFlowSrc is runFlow for the build.tcl src.
+func runFlowSrc(t *testing.T, src []byte, preset string) (calls []string, err string) {
+	t.Helper()
+	tclsh := tools.Require(t, "tclsh")
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "build.tcl"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -13,18 +13,24 @@ set part xcvu9p-flga2104-2L-e
 # The pblocks are placeholders for xcvu9p-flga2104-2L-e, a clock region apiece: set each to a
 # region of your floorplan with room for the largest kernel the slot will
 # hold (onic fw build measures a kernel against its slot's region).
-# With a board (set these before sourcing this script, or here): your
-# board's top module in board_top, its Verilog in board_sources, its pin,
-# clock and clock-crossing constraints in board_xdc, and where it holds
-# onic_top in card_cell, the design is built in context around your top and the
-# full bitstream and one partial bitstream per slot are written.
+# The flow: ooc (the default) builds onic_top out of context; board builds
+# your board's top around it, in context, and writes the full bitstream
+# and one partial bitstream per slot: set board_top (its module),
+# board_sources (its Verilog), board_xdc (its pin, clock and crossing
+# constraints) and, if your instance of onic_top is not called onic, card_cell.
+# Set them before sourcing this script, or here; board_xdc alone chooses
+# the board flow.
 foreach {var default} {board_xdc {} board_top {} board_sources {} card_cell onic} {
     if {![info exists $var]} { set $var $default }
 }
-if {$board_xdc ne "" && ($board_top eq "" || [llength $board_sources] == 0)} {
-    error "build.tcl: board_xdc is set: set board_top to your board's top module and board_sources to its Verilog files (docs/hdl.md, \"Building for a board\")"
+if {![info exists flow]} { set flow [expr {$board_xdc eq "" ? "ooc" : "board"}] }
+if {$flow ni {ooc board}} {
+    error "build.tcl: flow $flow: set flow to ooc (the card out of context) or board"
 }
-set cell_prefix [expr {$board_xdc eq "" ? "" : "$card_cell/"}]
+if {$flow eq "board" && ($board_xdc eq "" || $board_top eq "" || [llength $board_sources] == 0)} {
+    error "build.tcl: the board flow needs board_xdc, board_top and board_sources: set board_top to your board's top module, board_sources to its Verilog files and board_xdc to its constraints (docs/hdl.md, \"Building for a board\")"
+}
+set cell_prefix [expr {$flow eq "board" ? "$card_cell/" : ""}]
 set pblock(card/slot0/kernel) CLOCKREGION_X0Y1:CLOCKREGION_X1Y1
 set pblock(card/slot1/kernel) CLOCKREGION_X0Y3:CLOCKREGION_X1Y3
 set pblock(card/slot2/kernel) CLOCKREGION_X0Y5:CLOCKREGION_X1Y5
@@ -144,13 +150,14 @@ generate_target all [get_ips onic_pcie4]
 synth_ip [get_ips onic_pcie4]
 
 # The optical ports' transceivers (gtwizard_ultrascale, PG182), lane plan
-# 16x8.25Gbps: per port 16 GTY channels at 8.25 Gb/s with 64b/66b, 64 bits a lane
+# 16x8.25Gbps: per port 16 GTY channels at 8.25 Gb/s, 64 bits a lane
 # a user clock (docs/hdl.md, "Lane plans"). The channels and the reference
 # clock are the board's: the ones below are placeholders. The wrapper
 # between each IP and onic_top's port_<x>_* lane interface is yours.
 set gt_channels(port_a) {X0Y0 X0Y1 X0Y2 X0Y3 X0Y4 X0Y5 X0Y6 X0Y7 X0Y8 X0Y9 X0Y10 X0Y11 X0Y12 X0Y13 X0Y14 X0Y15}
+set gt_refclk_mhz(port_a) 156.25
 set gt_channels(port_b) {X0Y16 X0Y17 X0Y18 X0Y19 X0Y20 X0Y21 X0Y22 X0Y23 X0Y24 X0Y25 X0Y26 X0Y27 X0Y28 X0Y29 X0Y30 X0Y31}
-set gt_refclk_mhz 156.25
+set gt_refclk_mhz(port_b) 156.25
 foreach port {port_a port_b} {
     set gt onic_${port}_gt
     create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -module_name $gt -dir $ipdir
@@ -161,8 +168,8 @@ foreach port {port_a port_b} {
         CONFIG.RX_MASTER_CHANNEL [lindex $gt_channels($port) 0] \
         CONFIG.TX_LINE_RATE {8.25} \
         CONFIG.RX_LINE_RATE {8.25} \
-        CONFIG.TX_REFCLK_FREQUENCY $gt_refclk_mhz \
-        CONFIG.RX_REFCLK_FREQUENCY $gt_refclk_mhz \
+        CONFIG.TX_REFCLK_FREQUENCY $gt_refclk_mhz($port) \
+        CONFIG.RX_REFCLK_FREQUENCY $gt_refclk_mhz($port) \
         CONFIG.TX_DATA_ENCODING {64B66B} \
         CONFIG.RX_DATA_DECODING {64B66B} \
         CONFIG.TX_USER_DATA_WIDTH {64} \
@@ -173,7 +180,7 @@ foreach port {port_a port_b} {
     generate_target all [get_ips $gt]
     synth_ip [get_ips $gt]
 }
-if {$board_xdc eq ""} {
+if {$flow eq "ooc"} {
     read_xdc -mode out_of_context [file join $dir onic_top.xdc]
     synth_design -top onic_top -part $part -mode out_of_context
 } else {
@@ -218,7 +225,7 @@ route_design
 report_utilization -file [file join $dir utilization.rpt]
 report_timing_summary -file [file join $dir timing.rpt]
 write_checkpoint -force [file join $dir onic_top_routed.dcp]
-if {$board_xdc ne ""} {
+if {$flow eq "board"} {
     # The full bitstream, and a partial one per reconfigurable partition
     # (<pblock>_partial.bit), as Vivado names them.
     write_bitstream -force [file join $dir onic_top.bit]
