@@ -93,6 +93,17 @@ func TestBoardTops(t *testing.T) {
 					t.Errorf("xdc: no %q", w)
 				}
 			}
+			// The card answers the block's user extended space where the
+			// board's block hands it over (the U55C's PCIE4C: 0xE80).
+			ext, err := os.ReadFile(filepath.Join(dir, "onic_pcie4_cfg_ext.v"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first := fmt.Sprintf("11'h%x", b.PCIe.ExtConfigBase/4); b.PCIe.ExtConfigBase != 0x480 && !strings.Contains(string(ext), first) {
+				t.Errorf("onic_pcie4_cfg_ext.v does not start its space at Dword %s", first)
+			} else if b.PCIe.ExtConfigBase == 0x480 && !strings.Contains(string(ext), "cfg_ext_register_number[9:5] == 5'h9") {
+				t.Error("onic_pcie4_cfg_ext.v does not answer 0x480-0x4FF")
+			}
 			tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
 			if err != nil {
 				t.Fatal(err)

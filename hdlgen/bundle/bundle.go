@@ -29,6 +29,7 @@ import (
 	"onic/pcie/lanes"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
+	"onic/pcie/pg213"
 )
 
 // Options are the choices that are not part of the design.
@@ -141,6 +142,16 @@ func buildCard(d *manager.Design, o Options) (*ir.Module, []card.Slot, error) {
 		return nil, nil, err
 	}
 	parts.EgressStallCycles = o.EgressStallCycles
+	if o.Board != nil && o.Board.PCIe.ExtConfigBase != 4*pg213.ExtFirstReg {
+		// The board's block hands the card another user extended space
+		// (the U55C's PCIE4C: 0xE80-0xFFF).
+		if parts.ExtSpace, err = pg213.ExtSpaceAt(o.Board.PCIe.ExtConfigBase); err != nil {
+			return nil, nil, err
+		}
+		if parts.ExtWords, err = pg213.UserExtendedIn(o.Function, parts.ExtSpace); err != nil {
+			return nil, nil, err
+		}
+	}
 	if parts.Slots, err = card.SlotsOf(d, o.Kernels); err != nil {
 		return nil, nil, err
 	}

@@ -33,6 +33,11 @@ type Parts struct {
 	// extended configuration space (pg213.UserExtended of the O-NIC's
 	// function: its description capability).
 	ExtConfig [pg213.ExtRegs]uint32
+	// ExtSpace, when set, is another block's user extended space (the
+	// PCIE4C's) and ExtWords what the card answers there, in place of
+	// ExtConfig.
+	ExtSpace pg213.ExtSpace
+	ExtWords []uint32
 	// Slots are the kernel slots (SlotsOf), every one the manager's
 	// tables number, in order. Nil leaves the slots out of the card: the
 	// TLPs for them leave on m_kernel_tlp_* (m_kernel_slot says which) and
@@ -717,6 +722,9 @@ func Build(name string, p Parts) *ir.Module {
 
 	// The user extended configuration space: the O-NIC's description.
 	ext := pcie4.CfgExtModule(p.ExtConfig)
+	if p.ExtSpace.Regs > 0 {
+		ext = pcie4.CfgExtModuleIn(p.ExtSpace, p.ExtWords)
+	}
 	extIn := map[string]ir.Value{}
 	inputsOf(ext, "cfg_ext_", extIn)
 	outputsOf(ext, "cfg_ext_", m.Instance("cfg_ext", ext, extIn))

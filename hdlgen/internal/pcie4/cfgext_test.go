@@ -2,6 +2,7 @@ package pcie4
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"onic/hdlgen/sim"
@@ -151,5 +152,64 @@ func TestUserExtendedChains(t *testing.T) {
 	}
 	if _, err := pg213.UserExtended(big); err == nil {
 		t.Fatal("132 bytes of VSEC accepted into 128")
+	}
+}
+
+// TestCfgExtPCIE4C: on the HBM parts' PCIE4C block the user extended
+// space is 0xE80-0xFFF (PG213): the responder built for it answers every
+// Dword there, exactly those, with the O-NIC's description capability
+// moved to 0xE80 (its header and body the emulator's bytes, its next
+// pointer in that space or 0) and zeros after it, and lints clean.
+func TestCfgExtPCIE4C(t *testing.T) {
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := pg213.ExtSpaceAt(0xE80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, err := pg213.UserExtendedIn(f, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := pg213.UserExtended(f)
+	m := CfgExtModuleIn(sp, words)
+	verilator.Lint(t, m)
+	s, err := sim.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	for reg := range 1024 {
+		s.Drive("cfg_ext_read_received", []uint64{1})
+		s.Drive("cfg_ext_register_number", []uint64{uint64(reg)})
+		s.Step()
+		v, _ := s.Get("cfg_ext_read_data_valid")
+		in := reg >= 0x3A0
+		if (v == 1) != in {
+			t.Fatalf("Dword %#x: valid %d", reg, v)
+		}
+		if !in {
+			continue
+		}
+		d, _ := s.Get("cfg_ext_read_data")
+		want := uint32(0)
+		if j := reg - 0x3A0; j < len(old) {
+			want = old[j]
+			if j == 0 {
+				// The capability's header: its next pointer is the
+				// block's space's, here none after it.
+				want &= 0x000FFFFF
+			}
+		}
+		if uint32(d) != want {
+			t.Fatalf("Dword %#x: %#08x, want %#08x", reg, d, want)
+		}
+	}
+	if _, err := pg213.ExtSpaceAt(0x500); err == nil || !strings.Contains(err.Error(), "0x480") {
+		t.Errorf("0x500: %v", err)
 	}
 }

@@ -137,7 +137,7 @@ module onic_card (
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:534
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:539
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -192,23 +192,23 @@ module onic_card (
     reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
-    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
-    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
+    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:230
+    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:231
+    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:233
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:233
     reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
+    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:252
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:751
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:751
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:751
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -225,36 +225,36 @@ module onic_card (
     reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:225
-    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:226
-    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:228
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:228
+    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:230
+    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:231
+    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:233
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:233
     reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:247
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:743
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:743
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:743
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:743
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:374
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:394
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:400
-    wire cq_merge_ready; // hdlgen/internal/card/build.go:135
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:411
-    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:145
-    wire req_tags_sop; // hdlgen/internal/card/build.go:146
-    wire req_tags_eop; // hdlgen/internal/card/build.go:146
-    wire req_tags_valid; // hdlgen/internal/card/build.go:146
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:415
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:417
+    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:252
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:751
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:751
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:751
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:751
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:379
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:399
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:405
+    wire cq_merge_ready; // hdlgen/internal/card/build.go:140
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:416
+    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:150
+    wire req_tags_sop; // hdlgen/internal/card/build.go:151
+    wire req_tags_eop; // hdlgen/internal/card/build.go:151
+    wire req_tags_valid; // hdlgen/internal/card/build.go:151
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:420
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:422
     wire host_in_last_is0; // hdlgen/axis/axis.go:215
     wire host_in_last_is1; // hdlgen/axis/axis.go:215
     wire host_in_in0_idle; // hdlgen/axis/axis.go:188
@@ -266,106 +266,106 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:225
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
     wire host_in_out_ready; // hdlgen/axis/axis.go:382
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:445
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:445
-    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:145
-    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:146
-    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:146
-    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:146
-    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:145
-    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:146
-    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:146
-    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:146
-    wire bus_master; // hdlgen/internal/card/build.go:468
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:484
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:484
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:484
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:484
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:484
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:484
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:484
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:484
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:484
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:484
-    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:447
-    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:145
-    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:146
-    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:146
-    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:146
-    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:145
-    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:146
-    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:146
-    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:146
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:502
-    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:447
-    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:145
-    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:146
-    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:146
-    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:146
-    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:145
-    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:145
-    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:145
-    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:146
-    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:146
-    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:146
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:502
-    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:513
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:515
-    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:515
-    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:513
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:536
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:536
-    wire host_register_write; // hdlgen/internal/card/build.go:545
-    wire register_fence_up; // hdlgen/internal/card/build.go:549
-    wire port_a_stalled; // hdlgen/internal/card/build.go:555
-    wire port_b_stalled; // hdlgen/internal/card/build.go:555
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:557
-    wire _port_down_not; // hdlgen/internal/card/build.go:557
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:557
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:560
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:560
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:560
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:560
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:560
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:567
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:567
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:567
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:567
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:567
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:567
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:567
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:567
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:567
-    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:450
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:450
+    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:150
+    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:151
+    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:151
+    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:151
+    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:150
+    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:151
+    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:151
+    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:151
+    wire bus_master; // hdlgen/internal/card/build.go:473
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:489
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:489
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:489
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:489
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:489
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:489
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:489
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:489
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:489
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:489
+    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:452
+    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:150
+    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:151
+    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:151
+    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:151
+    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:150
+    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:151
+    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:151
+    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:151
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:507
+    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:452
+    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:150
+    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:151
+    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:151
+    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:151
+    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:150
+    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:150
+    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:150
+    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:151
+    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:151
+    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:151
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:507
+    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:518
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:520
+    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:520
+    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:518
+    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:518
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:541
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:541
+    wire host_register_write; // hdlgen/internal/card/build.go:550
+    wire register_fence_up; // hdlgen/internal/card/build.go:554
+    wire port_a_stalled; // hdlgen/internal/card/build.go:560
+    wire port_b_stalled; // hdlgen/internal/card/build.go:560
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:562
+    wire _port_down_not; // hdlgen/internal/card/build.go:562
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:562
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:565
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:565
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:565
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:565
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:565
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:572
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:572
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:572
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:572
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:572
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:572
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:572
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:572
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:572
+    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:140
+    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire m_local_merge_last_is0; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is1; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -381,20 +381,20 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:597
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:601
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:610
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:610
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:610
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:610
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:610
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:610
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:610
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:610
-    wire local_busy; // hdlgen/internal/card/build.go:623
-    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:602
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:606
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:615
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:615
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:615
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:615
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:615
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:615
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:615
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:615
+    wire local_busy; // hdlgen/internal/card/build.go:628
+    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:140
+    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire kernel_demux_host_to0; // hdlgen/axis/axis.go:173
     wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:174
     wire kernel_demux_host_to1; // hdlgen/axis/axis.go:173
@@ -429,23 +429,23 @@ module onic_card (
     wire [12:0] _slot0_concat_2; // hdlgen/internal/card/slots.go:104
     wire [12:0] _slot0_concat; // hdlgen/internal/card/slots.go:104
     wire slot0_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:135
+    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:140
     wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:99
     wire slot1_page_write; // hdlgen/internal/card/slots.go:99
     wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:99
     wire slot1_page_read; // hdlgen/internal/card/slots.go:99
     wire slot1_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:135
+    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:140
     wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:99
     wire slot2_page_write; // hdlgen/internal/card/slots.go:99
     wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:99
     wire slot2_page_read; // hdlgen/internal/card/slots.go:99
     wire slot2_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:135
+    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:140
     wire slot3_page_write; // hdlgen/internal/card/slots.go:99
     wire slot3_page_read; // hdlgen/internal/card/slots.go:99
     wire slot3_out_ready; // hdlgen/internal/card/slots.go:115
-    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:135
+    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:140
     wire no_slot_page_write; // hdlgen/internal/card/slots.go:132
     wire no_slot_page_read; // hdlgen/internal/card/slots.go:133
     wire _no_slot_axil_bvalid_and; // hdlgen/axil/bus.go:67
@@ -459,8 +459,8 @@ module onic_card (
     wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:82
     wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:82
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
-    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
     wire to_host_merge_last_is1; // hdlgen/axis/axis.go:215
     wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -520,7 +520,7 @@ module onic_card (
     wire rq_slice_load; // hdlgen/axis/axis.go:102
     wire rq_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_slice_park; // hdlgen/axis/axis.go:114
-    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:135
+    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:140
     wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -536,11 +536,11 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // hdlgen/internal/card/build.go:715
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:716
-    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire np_room; // hdlgen/internal/card/build.go:720
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:721
+    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:140
+    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire port_a_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -557,21 +557,21 @@ module onic_card (
     wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:227
     wire port_a_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
-    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
+    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:226
+    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:227
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_a_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_a_hold_room; // hdlgen/internal/card/build.go:227
-    wire port_a_hold_drop; // hdlgen/internal/card/build.go:228
-    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:228
-    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:228
-    wire port_a_hold_fits; // hdlgen/internal/card/build.go:236
-    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:238
-    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:239
-    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
+    wire port_a_hold_room; // hdlgen/internal/card/build.go:232
+    wire port_a_hold_drop; // hdlgen/internal/card/build.go:233
+    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:233
+    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:233
+    wire port_a_hold_fits; // hdlgen/internal/card/build.go:241
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:243
+    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:244
+    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:79
     wire port_a_hold_empty; // hdlgen/axis/axis.go:140
     wire port_a_hold_full; // hdlgen/axis/axis.go:141
     wire port_a_hold_not_full; // hdlgen/axis/axis.go:142
@@ -581,22 +581,22 @@ module onic_card (
     wire port_a_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_a_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_a_hold_open; // hdlgen/internal/card/build.go:248
-    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:250
-    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:251
-    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:253
-    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:254
-    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:260
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:743
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:743
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:743
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:743
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:743
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:743
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:743
-    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:135
-    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:135
-    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:135
+    wire port_a_hold_open; // hdlgen/internal/card/build.go:253
+    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:255
+    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:256
+    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:258
+    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:259
+    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:265
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:751
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:751
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:751
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:751
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:751
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:751
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:751
+    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:140
+    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire port_b_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -613,21 +613,21 @@ module onic_card (
     wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:227
     wire port_b_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:221
-    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:222
+    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:226
+    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:227
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_b_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_b_hold_room; // hdlgen/internal/card/build.go:227
-    wire port_b_hold_drop; // hdlgen/internal/card/build.go:228
-    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:228
-    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:228
-    wire port_b_hold_fits; // hdlgen/internal/card/build.go:236
-    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:238
-    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:239
-    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:74
+    wire port_b_hold_room; // hdlgen/internal/card/build.go:232
+    wire port_b_hold_drop; // hdlgen/internal/card/build.go:233
+    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:233
+    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:233
+    wire port_b_hold_fits; // hdlgen/internal/card/build.go:241
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:243
+    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:244
+    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:79
     wire port_b_hold_empty; // hdlgen/axis/axis.go:140
     wire port_b_hold_full; // hdlgen/axis/axis.go:141
     wire port_b_hold_not_full; // hdlgen/axis/axis.go:142
@@ -637,269 +637,269 @@ module onic_card (
     wire port_b_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_b_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_b_hold_open; // hdlgen/internal/card/build.go:248
-    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:250
-    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:251
-    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:253
-    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:254
-    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:260
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:743
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:743
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:743
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:743
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:743
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:743
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:743
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:782
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:782
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:396
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:396
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:396
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:396
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:396
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:396
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:396
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:396
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:396
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:402
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:402
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:402
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:402
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:402
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:402
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:402
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:402
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:402
-    wire tags_req_ready; // hdlgen/internal/card/build.go:424
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:424
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:424
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:424
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:424
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:424
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:424
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:424
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:424
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:424
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:424
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:424
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:424
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:424
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:424
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:424
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:487
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:487
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:487
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:487
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:487
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:487
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:487
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:487
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:487
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:487
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:504
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:504
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:504
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:504
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:504
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:504
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:504
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:504
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:504
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:504
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:504
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:504
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:504
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:504
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:504
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:504
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:504
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:571
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:571
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:571
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:571
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:571
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:571
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:571
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:571
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:571
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:571
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:571
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:571
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:571
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:571
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:571
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:571
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:571
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:571
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:571
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:571
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:571
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:571
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:571
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:571
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:571
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:571
-    wire manager_host_busy; // hdlgen/internal/card/build.go:571
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:571
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:571
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:571
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:571
-    wire regs_busy; // hdlgen/internal/card/build.go:616
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:616
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:616
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:616
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:616
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:616
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:616
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:616
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:616
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:616
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:616
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:616
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:616
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:616
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:616
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:616
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:616
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:616
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:616
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:616
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:616
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:616
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:616
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:616
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:616
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:616
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:616
+    wire port_b_hold_open; // hdlgen/internal/card/build.go:253
+    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:255
+    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:256
+    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:258
+    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:259
+    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:265
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:751
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:751
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:751
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:751
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:751
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:751
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:751
+    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:790
+    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:790
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:401
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:401
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:401
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:401
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:401
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:401
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:401
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:401
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:401
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:407
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:407
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:407
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:407
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:407
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:407
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:407
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:407
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:407
+    wire tags_req_ready; // hdlgen/internal/card/build.go:429
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:429
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:429
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:429
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:429
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:429
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:429
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:429
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:429
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:429
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:429
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:429
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:429
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:429
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:429
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:429
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:492
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:492
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:492
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:492
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:492
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:492
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:492
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:492
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:492
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:492
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:509
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:509
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:509
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:509
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:509
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:509
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:509
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:509
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:509
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:509
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:509
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:509
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:509
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:509
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:509
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:509
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:509
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:576
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:576
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:576
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:576
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:576
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:576
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:576
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:576
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:576
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:576
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:576
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:576
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:576
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:576
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:576
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:576
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:576
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:576
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:576
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:576
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:576
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:576
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:576
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:576
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:576
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:576
+    wire manager_host_busy; // hdlgen/internal/card/build.go:576
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:576
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:576
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:576
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:576
+    wire regs_busy; // hdlgen/internal/card/build.go:621
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:621
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:621
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:621
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:621
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:621
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:621
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:621
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:621
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:621
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:621
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:621
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:621
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:621
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:621
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:621
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:621
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:621
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:621
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:621
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:621
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:621
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
@@ -984,54 +984,54 @@ module onic_card (
     wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:696
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:696
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:696
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:696
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:696
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:696
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:707
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:707
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:707
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:707
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:707
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:707
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:722
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:722
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:758
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:758
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:758
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:758
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:758
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:758
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:758
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:758
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:758
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:758
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:758
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:758
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:758
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:758
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:758
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:758
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:758
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:758
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:758
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:758
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:758
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:758
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:758
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:701
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:701
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:701
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:701
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:701
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:701
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:712
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:712
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:712
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:712
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:712
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:712
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:730
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:730
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:766
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:766
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:766
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:766
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:766
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:766
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:766
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:766
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:766
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:766
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:766
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:766
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:766
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:766
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:766
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:766
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:766
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:766
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:766
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:766
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:766
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:766
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:766
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1845,7 +1845,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
                     _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:396
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:401
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -1865,7 +1865,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:402
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:407
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -1885,7 +1885,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:424
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:429
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1925,7 +1925,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:487
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:492
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2002,7 +2002,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:487
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:492
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2079,7 +2079,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:504
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:509
         .clk(clk),
         .rst(rst),
         .up(_port_a_tags_eq),
@@ -2115,7 +2115,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:504
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:509
         .clk(clk),
         .rst(rst),
         .up(_port_b_tags_eq),
@@ -2151,7 +2151,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:571
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:576
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2216,7 +2216,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:616
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:621
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2498,7 +2498,7 @@ module onic_card (
         .m_tlp_valid(slot3_m_tlp_valid)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:696
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:701
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2516,7 +2516,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:707
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:712
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2534,7 +2534,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:722
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:730
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2543,7 +2543,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:758
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:766
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -2577,7 +2577,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:758
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:766
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),

@@ -12,10 +12,10 @@ module onic_pcie4_cfg_ext (
     output wire [31:0] cfg_ext_read_data,
     output wire cfg_ext_read_data_valid
 );
-    reg  read_data_valid = 1'h0; // hdlgen/internal/pcie4/cfgext.go:31
-    reg  [31:0] read_data = 32'h0; // hdlgen/internal/pcie4/cfgext.go:33
-    wire [31:0] word; // hdlgen/internal/pcie4/cfgext.go:30: a table
-    wire in_user_space; // hdlgen/internal/pcie4/cfgext.go:25
+    reg  read_data_valid = 1'h0; // hdlgen/internal/pcie4/cfgext.go:48
+    reg  [31:0] read_data = 32'h0; // hdlgen/internal/pcie4/cfgext.go:50
+    wire [31:0] word; // hdlgen/internal/pcie4/cfgext.go:47: a table
+    wire in_user_space; // hdlgen/internal/pcie4/cfgext.go:35
 
     assign in_user_space = cfg_ext_register_number[9:5] == 5'h9;
 
