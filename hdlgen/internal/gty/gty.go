@@ -407,11 +407,19 @@ func RX(c Config) (*ir.Module, error) {
 	m.Describe("phy_up", "The lanes are locked and bonded (onic_top's port_<x>_phy_up).")
 	m.Describe("lanes_locked", "Bring-up: each lane's blocks are locked.")
 	m.Describe("realigns", "Bring-up: how many times the lanes' bonding restarted.")
-	rxd := m.Input("gt_rxdata", n*64)
-	rxh := m.Input("gt_rxheader", n*6)
-	rxdv := m.Input("gt_rxdatavalid", n*2)
-	rxhv := m.Input("gt_rxheadervalid", n*2)
-	ready := m.Input("gt_ready", 1)
+	// The transceivers' outputs are registered first: a block's marker
+	// compare and lock logic get a whole cycle of the word clock (390.625
+	// MHz at 25.78125 Gb/s).
+	rxd := m.RegNoReset("rx_blocks", n*64)
+	m.SetNext(rxd, m.Input("gt_rxdata", n*64))
+	rxh := m.RegNoReset("rx_headers", n*6)
+	m.SetNext(rxh, m.Input("gt_rxheader", n*6))
+	rxdv := m.Reg("rx_data_valid", n*2, 0)
+	m.SetNext(rxdv, m.Input("gt_rxdatavalid", n*2))
+	rxhv := m.Reg("rx_header_valid", n*2, 0)
+	m.SetNext(rxhv, m.Input("gt_rxheadervalid", n*2))
+	ready := m.Reg("rx_ready", 1, 0)
+	m.SetNext(ready, m.Input("gt_ready", 1))
 
 	st := m.Reg("deskew_state", 2, deskewHunt)
 	states := m.States(st, "HUNT", "ARM", "RUN")
@@ -432,7 +440,7 @@ func RX(c Config) (*ir.Module, error) {
 		lanes = append(lanes, ln)
 		slips = append(slips, slip)
 		lockedBits = append(lockedBits, ln.blockLocked)
-		h := fifo(m, fmt.Sprintf("lane%d_deskew", l), ln.entry, ln.write, m.Or(hunt, pop), depth)
+		h := fifo(m, fmt.Sprintf("lane%d_deskew", l), ln.entry, ln.write, m.Or(hunt, pop), hunt, depth)
 		heads = append(heads, h)
 		if l == 0 {
 			allValid = h.valid
@@ -543,11 +551,32 @@ type axisHead struct {
 }
 
 // fifo is a deskew FIFO of depth entries: entry written when write, the
-// head taken when take (every cycle while hunting: a flush).
-func fifo(m *ir.Module, name string, entry, write, take ir.Value, depth int) axisHead {
+// head taken when take; while flush (hunting) every head is taken and
+// nothing written.
+func fifo(m *ir.Module, name string, entry, write, take, flush ir.Value, depth int) axisHead {
+	// A register stage before the FIFO: the block's checks and the RAM's
+	// write each get a cycle.
+	entryQ := m.RegNoReset(name+"_entry", entry.Width())
+	m.SetNext(entryQ, entry)
+	writeQ := m.Reg(name+"_write", 1, 0)
+	m.SetNext(writeQ, write)
+	entry, write = entryQ, m.And(writeQ, m.Not(flush))
 	in := axis.New(m, name+"_in", entry, write)
 	out := axis.FIFO(m, name, in, depth)
-	m.Assign(out.Ready, take)
+	ready := m.Or(take, flush)
+	m.Assign(out.Ready, ready)
 	ov := m.Named(name+"_overflow", m.And(write, m.Not(in.Ready)))
-	return axisHead{data: out.Data, valid: out.Valid, overflow: ov}
+	// Whether the FIFO holds a block, from a register: its own count of
+	// blocks, kept beside the FIFO's pointers, so the lanes' pop (all of
+	// them holding one) starts from flip-flops.
+	cw := ir.AddrBits(depth) + 1
+	count := m.Reg(name+"_count", cw, 0)
+	holds := m.Reg(name+"_holds", 1, 0) // out.Valid, registered
+	m.SetNext(count, m.Sub(m.Add(count, m.Zext(m.And(write, in.Ready), cw)), m.Zext(m.And(holds, ready), cw)))
+	// Without the adder on the way: it holds one after this cycle if one
+	// comes in, if it holds two now, or if it holds one and keeps it.
+	push, pop := m.And(write, in.Ready), m.And(holds, ready)
+	two := m.Not(m.LtU(count, m.Const(cw, 2)))
+	m.SetNext(holds, m.Or(push, m.Or(two, m.And(holds, m.Not(pop)))))
+	return axisHead{data: out.Data, valid: holds, overflow: ov}
 }

@@ -3,10 +3,16 @@ package gty
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"onic/hdlgen/check"
+	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
+	"onic/hdlgen/verilog"
+	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 )
 
@@ -334,6 +340,43 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		if _, err := TX(c.c); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.c, err, c.want)
+		}
+	}
+}
+
+// TestSynth synthesises both modules for four lanes with Yosys
+// (synth_xilinx, UltraScale+ cells) and holds the clock estimate of each
+// above its word clock at 4x25.78125Gbps, a QSFP28 cage's plan: 390.625
+// MHz (a 66-bit block a cycle with the asynchronous gearbox).
+func TestSynth(t *testing.T) {
+	tools.Require(t, "yosys")
+	dir := t.TempDir()
+	var tops []string
+	for _, build := range []func(Config) (*ir.Module, error){TX, RX} {
+		m, err := build(Config{Lanes: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := verilog.EmitDesign(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tops = append(tops, m.Name())
+	}
+	const wordMHz = 25781.25 / 66
+	for _, top := range tops {
+		r, err := check.Synth(dir, top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d LUT, %d FF, %d LUTRAM, %.0f MHz (%s to %s)", top, r.LUT, r.FF, r.LUTRAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To)
+		if r.Timing.EstMHz < wordMHz {
+			t.Errorf("%s: clock estimate %.0f MHz, under the %.1f MHz word clock (%s to %s)", top, r.Timing.EstMHz, wordMHz, r.Timing.From, r.Timing.To)
 		}
 	}
 }
