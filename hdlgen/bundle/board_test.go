@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"onic/desc"
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
+	"onic/hdlgen/manager"
 	"onic/internal/tbrun"
+	"onic/testbenches/golden"
 	"onic/testbenches/tools"
 )
 
@@ -264,5 +267,45 @@ func TestBoardBuildFlows(t *testing.T) {
 	}
 	if _, msg := bundle.RunFlow(t, src, "set flow fast\n"); !strings.Contains(msg, "set flow to ooc") {
 		t.Errorf("flow fast: %q", msg)
+	}
+}
+
+// TestGoldenBoard: the U250 board top onic hdl gen --board u250 writes
+// for the default scenario's O-NIC — the top, its XDC, the GTY wrapper's
+// modules and the stand-ins, and the build.tcl that builds it — matches
+// its golden copy in testdata/board-u250 (the card's own files are
+// TestGoldenCard's), and a second generation is byte-identical.
+func TestGoldenBoard(t *testing.T) {
+	gen := func() []bundle.File {
+		o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := manager.Build(bundle.ManagerConfig(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := bundle.LookupBoard("u250")
+		fs, err := bundle.Files(d, bundle.Options{Part: b.Part, Source: "the default scenario (two-party), O-NIC onicA",
+			PCIe4: true, Function: o.Function, Kernels: o.Kernels, Board: &b, Lanes: bundle.BoardPlan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	fs, again := gen(), gen()
+	n := 0
+	for i, f := range fs {
+		if !strings.HasPrefix(f.Name, "board/") && f.Name != "build.tcl" {
+			continue
+		}
+		n++
+		golden.Check(t, filepath.Join("testdata", "board-u250", f.Name), string(f.Data))
+		if string(again[i].Data) != string(f.Data) {
+			t.Errorf("%s differs between two generations", f.Name)
+		}
+	}
+	if n < 9 {
+		t.Errorf("%d board files", n)
 	}
 }

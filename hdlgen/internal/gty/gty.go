@@ -123,34 +123,25 @@ func widthFor(n int) int { return max(1, bits.Len(uint(n-1))) }
 
 // scramble is the clause 49.2.6 scrambler's (or, with descramble, its
 // descrambler's) 64 bits for in, bit 0 first, given state: the last 58
-// bits on the line (state bit 57 the most recent). It returns the bits
-// and the next state.
-func scramble(m *ir.Module, in, state ir.Value, descramble bool) (out, next ir.Value) {
-	line := make([]ir.Value, 64) // the bits on the line, scrambled
-	res := make([]ir.Value, 64)
-	prev := func(k int) ir.Value {
-		if k < 0 {
-			return m.Slice(state, 58+k, 1)
-		}
-		return line[k]
+// bits on the line (state bit 57 the most recent). It returns the bits,
+// named name, and the next state. Bit i of the output is bit i of in
+// xor the line's bits i-39 and i-58, the ones before bit 0 from the
+// state; the scrambler's line is its output, so it is built in three
+// parts, each from the ones before (bits 0-38 from the state alone,
+// 39-57 from the first part, 58-63 from both).
+func scramble(m *ir.Module, name string, in, state ir.Value, descramble bool) (out, next ir.Value) {
+	if descramble {
+		// The line is the input: all at once.
+		tap39 := m.Concat(m.Slice(in, 0, 25), m.Slice(state, 19, 39))
+		tap58 := m.Concat(m.Slice(in, 0, 6), state)
+		out = m.Named(name, m.Xor(in, m.Xor(tap39, tap58)))
+		return out, m.Slice(in, 6, 58)
 	}
-	for i := range 64 {
-		d := m.Slice(in, i, 1)
-		x := m.Xor(d, m.Xor(prev(i-39), prev(i-58)))
-		if descramble {
-			line[i], res[i] = d, x
-		} else {
-			line[i], res[i] = x, x
-		}
-	}
-	cat := func(vs []ir.Value) ir.Value {
-		r := make([]ir.Value, len(vs))
-		for i, v := range vs {
-			r[len(vs)-1-i] = v
-		}
-		return m.Concat(r...)
-	}
-	return cat(res), cat(line[6:])
+	lo := m.Named(name+"_lo", m.Xor(m.Slice(in, 0, 39), m.Xor(m.Slice(state, 19, 39), m.Slice(state, 0, 39))))
+	mid := m.Named(name+"_mid", m.Xor(m.Slice(in, 39, 19), m.Xor(m.Slice(lo, 0, 19), m.Slice(state, 39, 19))))
+	hi := m.Named(name+"_hi", m.Xor(m.Slice(in, 58, 6), m.Xor(m.Slice(lo, 19, 6), m.Slice(lo, 0, 6))))
+	out = m.Named(name, m.Concat(hi, mid, lo))
+	return out, m.Slice(out, 6, 58)
 }
 
 // Scramble is the scrambler in software, for models and tests: the 64
@@ -210,7 +201,10 @@ func TX(c Config) (*ir.Module, error) {
 	seq := m.Reg("marker_seq", 8, 0)
 	atStart := m.Named("word_start", m.Eq(blk, m.Const(blk.Width(), 0)))
 	markerNow := m.Named("marker_now", m.And(atStart, m.Eq(since, m.Const(since.Width(), uint64(c.MarkerWords)))))
-	take := m.Named("take", m.And(ready, m.And(atStart, m.Not(markerNow))))
+	noMarker := m.Named("no_marker", m.Not(markerNow))
+	take := m.Named("take", m.And(ready, m.And(atStart, noMarker)))
+	step := m.Named("scramble_step", m.And(ready, noMarker))
+	seqField := m.Named("marker_seq_field", m.Zext(m.Concat(seq, m.Const(16, 0)), 64))
 	m.Output("tx_ready", take)
 	idle := m.Named("idle", m.Not(valid))
 	word := m.Named("word", m.Mux(valid, data, m.Const(WordBits, 0)))
@@ -242,11 +236,11 @@ func TX(c Config) (*ir.Module, error) {
 	for l := range n {
 		payload := m.Slice(cur, l*64, 64)
 		state := m.Reg(fmt.Sprintf("lane%d_scrambler", l), 58, 0)
-		line, next := scramble(m, payload, state, false)
+		line, next := scramble(m, fmt.Sprintf("lane%d_scrambled", l), payload, state, false)
 		m.SetNext(state, next)
-		m.SetEnable(state, m.And(ready, m.Not(markerNow)))
+		m.SetEnable(state, step)
 		mark := m.ConstWords(64, []uint64{MarkerMagic<<32 | uint64(l)})
-		markSeq := m.Or(mark, m.Zext(m.Concat(seq, m.Const(16, 0)), 64))
+		markSeq := m.Or(mark, seqField)
 		blocks = append(blocks, m.Named(fmt.Sprintf("lane%d_block", l), m.Mux(markerNow, markSeq, line)))
 		h := dataHdr
 		switch {
@@ -306,7 +300,9 @@ type rxLane struct {
 // written out in the order a block meets them.
 func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, hunt ir.Value) (rxLane, ir.Value) {
 	p := fmt.Sprintf("lane%d_", l)
-	hv := m.Named(p+"header_ok", m.Or(m.Eq(header, m.Const(2, HeaderData)), m.Eq(header, m.Const(2, HeaderControl))))
+	isCtl := m.Named(p+"header_control", m.Eq(header, m.Const(2, HeaderControl)))
+	hv := m.Named(p+"header_ok", m.Or(m.Eq(header, m.Const(2, HeaderData)), isCtl))
+	bad0 := m.Named(p+"header_bad", m.Not(hv))
 
 	// Block lock (clause 49.2.9's, with a slip on the gearbox for each
 	// bad header while hunting).
@@ -317,17 +313,18 @@ func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, h
 	wait := m.Reg(p+"slip_wait", 6, 0)
 	waiting := m.Named(p+"slip_waiting", m.Ne(wait, m.Const(6, 0)))
 	block := m.Named(p+"block", m.And(dv, m.Not(waiting)))
-	huntSlip := m.And(m.Not(locked), m.Not(hv))
-	lose := m.Named(p+"lock_lost", m.And(locked, m.And(m.Not(hv), m.Eq(bad, m.Const(5, 15)))))
+	unlocked := m.Named(p+"block_unlocked", m.Not(locked))
+	huntSlip := m.And(unlocked, bad0)
+	lose := m.Named(p+"lock_lost", m.And(locked, m.And(bad0, m.Eq(bad, m.Const(5, 15)))))
 	slip := m.Named(p+"slip", m.And(block, m.Or(huntSlip, lose)))
-	gained := m.Named(p+"lock_gained", m.And(block, m.And(m.Not(locked), m.And(hv, m.Eq(good, m.Const(6, 63))))))
+	gained := m.Named(p+"lock_gained", m.And(block, m.And(unlocked, m.And(hv, m.Eq(good, m.Const(6, 63))))))
 	m.SetNext(locked, m.Mux(gained, m.Const(1, 1), m.Mux(slip, m.Const(1, 0), locked)))
 	m.SetNext(good, m.Mux(m.Or(slip, gained), m.Const(6, 0), m.Add(good, m.Const(6, 1))))
-	m.SetEnable(good, m.And(block, m.Not(locked)))
+	m.SetEnable(good, m.And(block, unlocked))
 	windowEnd := m.Eq(window, m.Const(6, 63))
 	m.SetNext(window, m.Mux(locked, m.Add(window, m.Const(6, 1)), m.Const(6, 0)))
 	m.SetEnable(window, block)
-	m.SetNext(bad, m.Mux(m.Or(m.Not(locked), windowEnd), m.Const(5, 0), m.Add(bad, m.Zext(m.Not(hv), 5))))
+	m.SetNext(bad, m.Mux(m.Or(unlocked, windowEnd), m.Const(5, 0), m.Add(bad, m.Zext(bad0, 5))))
 	m.SetEnable(bad, block)
 	m.SetNext(wait, m.Mux(slip, m.Const(6, 32), m.Sub(wait, m.Zext(waiting, 6))))
 	slipOut := m.Reg(p+"gearbox_slip", 1, 0)
@@ -337,7 +334,7 @@ func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, h
 	// markers missed in a row lose it.
 	per := c.period()
 	cw := widthFor(per)
-	isMarker := m.Named(p+"is_marker", m.And(m.Eq(header, m.Const(2, HeaderControl)),
+	isMarker := m.Named(p+"is_marker", m.And(isCtl,
 		m.And(m.Eq(m.Slice(data, 32, 32), m.Const(32, MarkerMagic)),
 			m.And(m.Eq(m.Slice(data, 24, 8), m.Const(8, 0)), m.Eq(m.Slice(data, 0, 16), m.Const(16, uint64(l)))))))
 	seqIn := m.Slice(data, 16, 8)
@@ -351,13 +348,14 @@ func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, h
 	// Where a marker is (locked: where one is due, whether or not it came
 	// through intact).
 	slot := m.Named(p+"marker_slot", m.And(lb, m.Mux(mLocked, expect, isMarker)))
+	mUnlocked := m.Named(p+"marker_unlocked", m.Not(mLocked))
 	gotDue := m.And(expect, isMarker)
-	lockNow := m.And(m.Not(mLocked), m.And(seen, gotDue))
-	miss := m.And(mLocked, m.And(expect, m.Not(isMarker)))
-	loseM := m.Named(p+"marker_lost", m.Or(m.Not(locked), m.And(lb, m.And(miss, m.Eq(missed, m.Const(2, 3))))))
+	lockNow := m.And(mUnlocked, m.And(seen, gotDue))
+	miss := m.Named(p+"marker_missing", m.And(mLocked, m.And(expect, m.Not(isMarker))))
+	loseM := m.Named(p+"marker_lost", m.Or(unlocked, m.And(lb, m.And(miss, m.Eq(missed, m.Const(2, 3))))))
 	m.SetNext(mLocked, m.Mux(loseM, m.Const(1, 0), m.Mux(m.And(lb, lockNow), m.Const(1, 1), mLocked)))
 	// Unlocked, a marker is seen; a period without the next forgets it.
-	overdue := m.And(m.Not(mLocked), m.And(expect, m.Not(isMarker)))
+	overdue := m.And(mUnlocked, m.And(expect, m.Not(isMarker)))
 	m.SetNext(seen, m.Mux(loseM, m.Const(1, 0), m.Mux(lb, m.Mux(isMarker, m.Const(1, 1), m.Mux(overdue, m.Const(1, 0), seen)), seen)))
 	m.SetNext(count, m.Mux(slot, m.Const(cw, 0), m.Mux(expect, m.Const(cw, 0), m.Add(count, m.Const(cw, 1)))))
 	m.SetEnable(count, lb)
@@ -368,7 +366,7 @@ func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, h
 
 	// The descrambler skips markers as the scrambler did.
 	state := m.Reg(p+"descrambler", 58, 0)
-	payload, next := scramble(m, data, state, true)
+	payload, next := scramble(m, p+"descrambled", data, state, true)
 	m.SetNext(state, next)
 	m.SetEnable(state, m.And(lb, m.Not(slot)))
 
@@ -376,8 +374,9 @@ func rxLaneLogic(m *ir.Module, c Config, l int, data, header, dv, target, arm, h
 	// locked block from there.
 	started := m.Reg(p+"started", 1, 0)
 	startHere := m.Named(p+"start_here", m.And(arm, m.And(m.Not(started), m.And(slot, m.And(isMarker, m.Eq(seqIn, target))))))
-	m.SetNext(started, m.Mux(hunt, m.Const(1, 0), m.Or(started, startHere)))
-	write := m.Named(p+"write", m.And(lb, m.Or(started, startHere)))
+	writing := m.Named(p+"writing", m.Or(started, startHere))
+	m.SetNext(started, m.Mux(hunt, m.Const(1, 0), writing))
+	write := m.Named(p+"write", m.And(lb, writing))
 	entry := m.Concat(slot, header, m.Mux(slot, data, payload))
 	return rxLane{blockLocked: locked, markerLocked: mLocked, started: started, lastSeq: lastSeq,
 		startHere: startHere, write: write, entry: entry}, slipOut
@@ -434,13 +433,15 @@ func RX(c Config) (*ir.Module, error) {
 	var heads []axisHead
 	allValid := ir.Value{}
 	pop := m.Wire("deskew_pop", 1)
+	take := m.Named("deskew_take", m.Or(hunt, pop))
+	live := m.Named("deskew_live", m.Not(hunt))
 	for l := range n {
 		dv := m.And(ready, m.And(m.Slice(rxdv, 2*l, 1), m.Slice(rxhv, 2*l, 1)))
 		ln, slip := rxLaneLogic(m, c, l, m.Slice(rxd, 64*l, 64), m.Slice(rxh, 6*l, 2), dv, target, arm, hunt)
 		lanes = append(lanes, ln)
 		slips = append(slips, slip)
 		lockedBits = append(lockedBits, ln.blockLocked)
-		h := fifo(m, fmt.Sprintf("lane%d_deskew", l), ln.entry, ln.write, m.Or(hunt, pop), hunt, depth)
+		h := fifo(m, fmt.Sprintf("lane%d_deskew", l), ln.entry, ln.write, take, hunt, live, depth)
 		heads = append(heads, h)
 		if l == 0 {
 			allValid = h.valid
@@ -465,9 +466,9 @@ func RX(c Config) (*ir.Module, error) {
 	allMLocked = m.Named("all_markers_locked", allMLocked)
 	skewed := m.Named("markers_apart", m.And(pop, m.And(anyMarker, m.Not(allMarker))))
 	restart := m.Named("deskew_restart", m.And(m.Not(hunt), m.Or(m.Not(allMLocked), m.Or(skewed, overflow))))
-	m.SetNext(st, m.Mux(restart, states[deskewHunt],
+	m.SetNext(st, m.Named("deskew_state_next", m.Mux(restart, states[deskewHunt],
 		m.Mux(m.And(hunt, allMLocked), states[deskewArm],
-			m.Mux(m.And(arm, allStarted), states[deskewRun], st))))
+			m.Mux(m.And(arm, allStarted), states[deskewRun], st)))))
 	m.SetNext(target, m.Add(lanes[0].lastSeq, m.Const(8, 2)))
 	m.SetEnable(target, hunt)
 	realigns := m.Reg("realigns_count", 16, 0)
@@ -476,16 +477,18 @@ func RX(c Config) (*ir.Module, error) {
 
 	// Reassembly: a cycle's blocks from every lane, k cycles a word.
 	cyc := m.Reg("word_cycle", widthFor(k), 0)
-	pick := m.And(pop, m.Not(allMarker))
+	allMarker = m.Named("markers_out", allMarker)
+	pick := m.Named("deskew_pick", m.And(pop, m.Not(allMarker)))
+	stopped := m.Named("deskew_stopped", m.Not(run))
 	var cycleBlocks []ir.Value
 	for l := n - 1; l >= 0; l-- {
 		cycleBlocks = append(cycleBlocks, m.Slice(heads[l].data, 0, 64))
 	}
 	blocks := m.Named("cycle_blocks", m.Concat(cycleBlocks...))
 	last := m.Named("word_last", m.Eq(cyc, m.Const(cyc.Width(), uint64(k-1))))
-	m.SetNext(cyc, m.Mux(m.Or(m.And(pop, allMarker), m.Not(run)), m.Const(cyc.Width(), 0),
+	m.SetNext(cyc, m.Mux(m.Or(m.And(pop, allMarker), stopped), m.Const(cyc.Width(), 0),
 		m.Mux(last, m.Const(cyc.Width(), 0), m.Add(cyc, m.Const(cyc.Width(), 1)))))
-	m.SetEnable(cyc, m.Or(pop, m.Not(run)))
+	m.SetEnable(cyc, m.Or(pop, stopped))
 	word := blocks
 	first := m.Named("word_first", m.Eq(cyc, m.Const(cyc.Width(), 0)))
 	hdr0 := m.Slice(heads[0].data, 64, 2)
@@ -500,9 +503,10 @@ func RX(c Config) (*ir.Module, error) {
 		m.SetNext(acc, m.Slice(m.Concat(blocks, acc), n*64, WordBits-n*64))
 		m.SetEnable(acc, pick)
 		word = m.Concat(blocks, acc)
+		pickFirst := m.Named("word_first_pick", m.And(pick, first))
 		h0 := m.Reg("word_header0", 2, 0)
 		m.SetNext(h0, hdr0)
-		m.SetEnable(h0, m.And(pick, first))
+		m.SetEnable(h0, pickFirst)
 		hdr0 = m.Mux(first, hdr0, h0)
 		if n == 1 {
 			h1 := m.Reg("word_header1", 2, 0)
@@ -512,7 +516,7 @@ func RX(c Config) (*ir.Module, error) {
 		} else {
 			h1 := m.Reg("word_header1", 2, 0)
 			m.SetNext(h1, hdr1)
-			m.SetEnable(h1, m.And(pick, first))
+			m.SetEnable(h1, pickFirst)
 			hdr1 = m.Mux(first, hdr1, h1)
 		}
 	}
@@ -553,17 +557,17 @@ type axisHead struct {
 // fifo is a deskew FIFO of depth entries: entry written when write, the
 // head taken when take; while flush (hunting) every head is taken and
 // nothing written.
-func fifo(m *ir.Module, name string, entry, write, take, flush ir.Value, depth int) axisHead {
+func fifo(m *ir.Module, name string, entry, write, take, flush, live ir.Value, depth int) axisHead {
 	// A register stage before the FIFO: the block's checks and the RAM's
 	// write each get a cycle.
 	entryQ := m.RegNoReset(name+"_entry", entry.Width())
 	m.SetNext(entryQ, entry)
 	writeQ := m.Reg(name+"_write", 1, 0)
 	m.SetNext(writeQ, write)
-	entry, write = entryQ, m.And(writeQ, m.Not(flush))
+	entry, write = entryQ, m.Named(name+"_push_req", m.And(writeQ, live))
 	in := axis.New(m, name+"_in", entry, write)
 	out := axis.FIFO(m, name, in, depth)
-	ready := m.Or(take, flush)
+	ready := take
 	m.Assign(out.Ready, ready)
 	ov := m.Named(name+"_overflow", m.And(write, m.Not(in.Ready)))
 	// Whether the FIFO holds a block, from a register: its own count of
@@ -572,11 +576,11 @@ func fifo(m *ir.Module, name string, entry, write, take, flush ir.Value, depth i
 	cw := ir.AddrBits(depth) + 1
 	count := m.Reg(name+"_count", cw, 0)
 	holds := m.Reg(name+"_holds", 1, 0) // out.Valid, registered
-	m.SetNext(count, m.Sub(m.Add(count, m.Zext(m.And(write, in.Ready), cw)), m.Zext(m.And(holds, ready), cw)))
+	push, pop := m.Named(name+"_pushed", m.And(write, in.Ready)), m.Named(name+"_popped", m.And(holds, ready))
+	m.SetNext(count, m.Sub(m.Add(count, m.Zext(push, cw)), m.Zext(pop, cw)))
 	// Without the adder on the way: it holds one after this cycle if one
 	// comes in, if it holds two now, or if it holds one and keeps it.
-	push, pop := m.And(write, in.Ready), m.And(holds, ready)
-	two := m.Not(m.LtU(count, m.Const(cw, 2)))
+	two := m.Named(name+"_two", m.Not(m.LtU(count, m.Const(cw, 2))))
 	m.SetNext(holds, m.Or(push, m.Or(two, m.And(holds, m.Not(pop)))))
 	return axisHead{data: out.Data, valid: holds, overflow: ov}
 }
