@@ -64,11 +64,12 @@ func AnswerOf(out map[string]ir.Value, prefix string) Answer {
 // taken and answered OKAY, reads return 0, with the handshakes of New.
 func (b Bus) Zero(m *ir.Module, name string) Answer {
 	bvalid, rvalid := m.Reg(name+"_bvalid", 1, 0), m.Reg(name+"_rvalid", 1, 0)
-	write := m.And(m.And(b.AWValid, b.WValid), m.Not(bvalid))
+	write := m.Named(name+"_write", m.And(m.And(b.AWValid, b.WValid), m.Not(bvalid)))
 	m.SetNext(bvalid, m.Mux(write, m.Const(1, 1), m.And(bvalid, m.Not(b.BReady))))
-	read := m.And(b.ARValid, m.Not(rvalid))
+	idle := m.Named(name+"_read_idle", m.Not(rvalid))
+	read := m.And(b.ARValid, idle)
 	m.SetNext(rvalid, m.Mux(read, m.Const(1, 1), m.And(rvalid, m.Not(b.RReady))))
-	return Answer{write, write, bvalid, m.Const(2, 0), m.Not(rvalid), rvalid, m.Const(32, 0), m.Const(2, 0)}
+	return Answer{write, write, bvalid, m.Const(2, 0), idle, rvalid, m.Const(32, 0), m.Const(2, 0)}
 }
 
 // Choose is the answer of the slave whose selW (for the write signals)

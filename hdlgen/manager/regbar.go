@@ -108,15 +108,16 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// The TLP's header, and what it asks for.
 	hdr := m.RegNoReset("rb_hdr", 128)
 	m.SetNext(hdr, hdrIn)
-	m.SetEnable(hdr, m.And(idle, m.And(validIn, sopIn)))
+	start := m.Named("rb_start", m.And(idle, m.And(validIn, sopIn)))
+	m.SetEnable(hdr, start)
 	f := tlphdr.Decode(m, "rb", hdr)
-	memType := m.Eq(f.Type, m.Const(5, 0))
+	memType := m.Named("rb_mem_request", m.Eq(f.Type, m.Const(5, 0)))
 	isWrite := m.Named("rb_is_write", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b01))))
 	isRead := m.Named("rb_is_read", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b00))))
 	// last is the index of the TLP's last DW (Length 0 means 1024),
 	// registered at the decision: everything after reads it.
 	last := m.Reg("rb_last_dw", 11, 0)
-	lastIn := m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1))
+	lastIn := m.Named("rb_last_dw_in", m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1)))
 	m.SetNext(last, lastIn)
 	m.SetEnable(last, decide)
 
@@ -125,6 +126,8 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	i := m.Reg("rb_dw", 11, 0)
 	j := m.Slice(i, 0, jb)
 	atLast := m.Named("rb_at_last", m.Eq(i, last))
+	more := m.Named("rb_more", m.Not(atLast))
+	iNext := m.Named("rb_dw_next", m.Add(i, m.Const(11, 1)))
 	atBeatEnd := m.Eq(j, m.Const(jb, uint64(K-1)))
 	// The DW address counts along with i (an adder of the header's address
 	// and i would be on the path to every decision).
@@ -132,36 +135,40 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// Which part of the BAR the DW is in is registered with the address
 	// (worked out for both its next values, the header's and one on), so
 	// no comparison is on the path to the block's decisions.
-	regions := func(a ir.Value) [4]ir.Value {
-		below := func(off uint64) ir.Value { return m.LtU(a, m.Const(31, off/4)) }
-		mgr := below(RegBARManagerEnd)
-		return [4]ir.Value{mgr, m.And(m.Not(mgr), below(RegBARSlotsEnd)), m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd)),
-			m.And(m.Not(below(RegBARCounters)), below(RegBARCountersEnd))}
+	regions := func(a ir.Value, name string) [4]ir.Value {
+		below := func(off uint64, what string) ir.Value {
+			return m.Named(name+"_below_"+what, m.LtU(a, m.Const(31, off/4)))
+		}
+		mgr, slots := below(RegBARManagerEnd, "manager_end"), below(RegBARSlotsEnd, "slots_end")
+		return [4]ir.Value{mgr, m.And(m.Not(mgr), slots), m.And(m.Not(slots), below(RegBARMSIXEnd, "msix_end")),
+			m.And(m.Not(below(RegBARCounters, "counters")), below(RegBARCountersEnd, "counters_end"))}
 	}
 	var region [4]ir.Value
 	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters"} {
 		region[k] = m.Reg(name, 1, 0)
 	}
 	toMgr, toSlot, toMSIX, toCtr := region[0], region[1], region[2], region[3]
-	toNone := m.Not(m.Any(toMgr, toSlot, toMSIX, toCtr))
+	toNone := m.Named("rb_to_none", m.Not(m.Any(toMgr, toSlot, toMSIX, toCtr)))
 
 	// A write's DW: the held beat's DW j, present if kept, with its byte
 	// enables as strobes.
-	dw := m.Named("rb_wdata", m.Slice(m.Shr(dataIn, m.Concat(j, m.Const(5, 0))), 0, 32))
-	have := m.Named("rb_have", m.Slice(m.Shr(keepIn, j), 0, 1))
+	dw := m.Named("rb_wdata", m.Slice(m.Named("rb_data_from_dw", m.Shr(dataIn, m.Concat(j, m.Const(5, 0)))), 0, 32))
+	have := m.Named("rb_have", m.Slice(m.Named("rb_keep_from_dw", m.Shr(keepIn, j)), 0, 1))
 	strb := m.Named("rb_wstrb", m.Mux(m.Eq(i, m.Const(11, 0)), f.FirstBE, m.Mux(atLast, f.LastBE, m.Const(4, 0xF))))
 	wrDW := m.Named("rb_write_dw", m.And(writing, m.And(validIn, have)))
 
 	// The two AXI-Lite masters.
 	awDone, wDone, arDone := m.Reg("rb_aw_done", 1, 0), m.Reg("rb_w_done", 1, 0), m.Reg("rb_ar_done", 1, 0)
+	awOpen, wOpen, arOpen := m.Named("rb_aw_open", m.Not(awDone)), m.Named("rb_w_open", m.Not(wDone)), m.Named("rb_ar_open", m.Not(arDone))
+	awwDone := m.Named("rb_aw_w_done", m.And(awDone, wDone))
 	// master drives the AXI-Lite master prefix* for the DWs sel chooses,
 	// at addr.
 	type master struct{ aw, w, ar, bDone, rDone, rdata ir.Value }
 	axil := func(prefix string, sel ir.Value, addr ir.Value) master {
-		wr, rd := m.And(wrDW, sel), m.And(reading, sel)
-		awvalid, wvalid := m.And(wr, m.Not(awDone)), m.And(wr, m.Not(wDone))
-		bready := m.And(wr, m.And(awDone, wDone))
-		arvalid, rready := m.And(rd, m.Not(arDone)), m.And(rd, arDone)
+		wr, rd := m.Named(prefix+"write", m.And(wrDW, sel)), m.Named(prefix+"read", m.And(reading, sel))
+		awvalid, wvalid := m.Named(prefix+"aw_offer", m.And(wr, awOpen)), m.Named(prefix+"w_offer", m.And(wr, wOpen))
+		bready := m.Named(prefix+"b_wait", m.And(wr, awwDone))
+		arvalid, rready := m.Named(prefix+"ar_offer", m.And(rd, arOpen)), m.Named(prefix+"r_wait", m.And(rd, arDone))
 		m.Output(prefix+"awaddr", addr)
 		m.Output(prefix+"awvalid", awvalid)
 		m.Output(prefix+"wdata", dw)
@@ -184,7 +191,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 		_ = m.Input(prefix+"rresp", 2)
 		return x
 	}
-	byteAddr := m.Concat(m.Slice(dwAddr, 0, 14), m.Const(2, 0))
+	byteAddr := m.Named("rb_byte_addr", m.Concat(m.Slice(dwAddr, 0, 14), m.Const(2, 0)))
 	mgr := axil("m_axil_", toMgr, m.Slice(byteAddr, 0, 12))
 	slot := axil("m_slot_axil_", toSlot, byteAddr)
 
@@ -192,9 +199,9 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// read a cycle after its address.
 	msix := m.Memory("msix_table", 4*pcie.ONICMSIXVectors, 32)
 	msixAddr := m.Slice(dwAddr, 0, ir.AddrBits(4*pcie.ONICMSIXVectors))
-	m.WritePort(msix, msixAddr, dw, m.And(wrDW, toMSIX), strb)
+	m.WritePort(msix, msixAddr, dw, m.Named("rb_msix_write", m.And(wrDW, toMSIX)), strb)
 	msixPend := m.Reg("rb_msix_pending", 1, 0)
-	msixRead := m.And(reading, m.And(toMSIX, m.Not(msixPend)))
+	msixRead := m.Named("rb_msix_read", m.And(reading, m.And(toMSIX, m.Not(msixPend))))
 	msixData := m.ReadPort(msix, msixAddr, msixRead)
 
 	// The card's counters: the index out, the value back and registered
@@ -202,21 +209,22 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// register), taken a cycle after the index.
 	m.Output("ctr_index", m.Slice(dwAddr, 0, ir.AddrBits(CounterSlots)))
 	ctrPend := m.Reg("rb_ctr_pending", 1, 0)
-	ctrRead := m.And(reading, m.And(toCtr, m.Not(ctrPend)))
+	ctrRead := m.Named("rb_ctr_read", m.And(reading, m.And(toCtr, m.Not(ctrPend))))
 	ctrData := m.RegNoReset("rb_ctr_data", 32)
 	m.SetNext(ctrData, m.Input("ctr_rdata", 32))
 	m.SetEnable(ctrData, ctrRead)
 
 	// A DW is done when its access has been answered.
-	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toNone)))
-	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend),
-		m.And(toCtr, ctrPend), toNone)))
+	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Named("rb_write_answered", m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toNone))))
+	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Named("rb_read_answered", m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend),
+		m.And(toCtr, ctrPend), toNone))))
+	readOpen := m.Named("rb_read_open", m.Not(rDoneNow))
 	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX, toCtr}, []ir.Value{mgr.rdata, slot.rdata, msixData, ctrData}))
-	m.SetNext(msixPend, m.And(msixRead, m.Not(rDoneNow)))
-	m.SetNext(ctrPend, m.And(ctrRead, m.Not(rDoneNow)))
-	dwDone := m.Or(wDoneNow, rDoneNow)
+	m.SetNext(msixPend, m.And(msixRead, readOpen))
+	m.SetNext(ctrPend, m.And(ctrRead, readOpen))
+	dwOpen := m.Named("rb_dw_open", m.Not(m.Or(wDoneNow, rDoneNow)))
 	for _, r := range []struct{ reg, a, b ir.Value }{{awDone, mgr.aw, slot.aw}, {wDone, mgr.w, slot.w}, {arDone, mgr.ar, slot.ar}} {
-		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), m.Not(dwDone)))
+		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), dwOpen))
 	}
 
 	// A read's completions: cpos is the DW's place in the completion it
@@ -226,7 +234,8 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	mpsMask := m.Named("rb_mps_mask", m.Sub(m.Shl(m.Const(9, 32), maxPayload), m.Const(9, 1)))
 	cplEnd := m.Named("rb_cpl_end", m.Or(atLast, m.Eq(m.And(m.Slice(dwAddr, 0, 9), mpsMask), mpsMask)))
 	jr := m.Slice(cpos, 0, jb)
-	readBeatEnd := m.Or(m.Eq(jr, m.Const(jb, uint64(K-1))), cplEnd)
+	readBeatEnd := m.Named("rb_read_beat_end", m.Or(m.Eq(jr, m.Const(jb, uint64(K-1))), cplEnd))
+	readStops := m.Named("rb_read_stops", m.Or(atLast, readBeatEnd))
 
 	// The read's data, a beat at a time.
 	rbuf := m.RegNoReset("rb_rbuf", W)
@@ -237,7 +246,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	for k := K - 1; k >= 0; k-- {
 		dws = append(dws, m.Mux(m.And(rDoneNow, m.Slice(oneHot, k, 1)), rdata, m.Slice(rbuf, 32*k, 32)))
 	}
-	m.SetNext(rbuf, m.Concat(dws...))
+	m.SetNext(rbuf, m.Named("rb_rbuf_next", m.Concat(dws...)))
 	sent := m.Named("rb_sent", m.And(sending, cplReady))
 	m.SetNext(rkeep, m.Mux(sent, m.Const(K, 0), m.Mux(rDoneNow, m.Or(rkeep, oneHot), rkeep)))
 	// A beat with a completion's last DW ends it; the next beat starts
@@ -250,23 +259,26 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// notes its length (to the read's end or the MPS boundary), its Byte
 	// Count (what the read still owes) and Lower Address (the first's
 	// from the byte enables, a later one's its first DW's address).
-	c0 := completion(m, hdr, self, m.Const(3, uint64(tlp.StatusSC)), m.Const(1, 1), m.Const(1, 0))
-	nextCpl := m.Named("rb_next_cpl", m.And(sent, m.And(cplEnd, m.Not(atLast))))
-	startAt := m.Mux(decide, m.Zext(m.Slice(f.Address, 2, 30), 31), m.Add(dwAddr, m.Const(31, 1)))
-	toBoundary := m.Sub(m.Zext(mpsMask, 11), m.Zext(m.And(m.Slice(startAt, 0, 9), mpsMask), 11))
-	toEnd := m.Mux(decide, lastIn, m.Sub(last, m.Add(i, m.Const(11, 1))))
+	c0 := m.Named("rb_cpl_first", completion(m, hdr, self, m.Const(3, uint64(tlp.StatusSC)), m.Const(1, 1), m.Const(1, 0)))
+	nextCpl := m.Named("rb_next_cpl", m.And(sent, m.And(cplEnd, more)))
+	fromHdr, onward := m.Named("rb_hdr_dw_addr", m.Zext(m.Slice(f.Address, 2, 30), 31)), m.Named("rb_dw_addr_next", m.Add(dwAddr, m.Const(31, 1)))
+	startAt := m.Named("rb_cpl_start", m.Mux(decide, fromHdr, onward))
+	toBoundary := m.Named("rb_to_boundary", m.Sub(m.Zext(mpsMask, 11), m.Zext(m.And(m.Slice(startAt, 0, 9), mpsMask), 11)))
+	toEnd := m.Named("rb_to_end", m.Mux(decide, lastIn, m.Sub(last, iNext)))
+	cplBegin := m.Named("rb_cpl_begin", m.Or(decide, nextCpl))
 	cLen := m.Reg("rb_cpl_len", 11, 0) // DWs, less one
 	m.SetNext(cLen, m.Mux(m.LtU(toEnd, toBoundary), toEnd, toBoundary))
-	m.SetEnable(cLen, m.Or(decide, nextCpl))
+	m.SetEnable(cLen, cplBegin)
 	bcLeft := m.Reg("rb_bc_left", 13, 0) // the bytes the read still owes
 	totalBC := m.Slice(c0, 32, 12)
 	cLA := m.Reg("rb_cpl_la", 7, 0)
 	m.SetNext(cLA, m.Mux(decide, m.Slice(c0, 0, 7), m.Concat(m.Slice(startAt, 0, 5), m.Const(2, 0))))
-	m.SetEnable(cLA, m.Or(decide, nextCpl))
-	carried := m.Sub(m.Concat(m.Add(m.Zext(cLen, 13), m.Const(13, 1)), m.Const(2, 0)), m.Zext(m.Slice(cLA, 0, 2), 15))
+	m.SetEnable(cLA, cplBegin)
+	carried := m.Named("rb_cpl_bytes", m.Sub(m.Concat(m.Add(m.Zext(cLen, 13), m.Const(13, 1)), m.Const(2, 0)), m.Zext(m.Slice(cLA, 0, 2), 15)))
 	m.SetNext(bcLeft, m.Mux(decide, m.Concat(m.Eq(totalBC, m.Const(12, 0)), totalBC),
 		m.Mux(nextCpl, m.Sub(bcLeft, m.Slice(carried, 0, 13)), bcLeft)))
-	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), m.Slice(m.Add(cLen, m.Const(11, 1)), 0, 10),
+	cplDWs := m.Named("rb_cpl_dws", m.Add(cLen, m.Const(11, 1)))
+	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), m.Slice(cplDWs, 0, 10),
 		m.Slice(c0, 44, 20), m.Slice(bcLeft, 0, 12), m.Slice(c0, 7, 25), cLA))
 	// Registered: the header register it comes from is written only in
 	// idle, and a completion is sent two cycles later at the earliest
@@ -287,44 +299,46 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// as it comes.
 	noMore := m.Named("rb_no_more", m.And(writing, m.And(validIn, m.Not(have)))) // a beat with no kept DW left
 	beatOver := m.Or(m.And(wDoneNow, m.Or(atLast, atBeatEnd)), noMore)
-	ready := m.Any(m.And(idle, m.Not(sopIn)), m.And(decide, isRead), draining, beatOver)
+	readDecided := m.Named("rb_read_decided", m.And(decide, isRead))
+	ready := m.Any(m.And(idle, m.Not(sopIn)), readDecided, draining, beatOver)
 	m.Output("s_tlp_ready", m.Named("rb_ready", ready))
 	taken := m.And(validIn, ready)
 
 	// The next DW.
-	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, m.Not(atLast)), m.And(rDoneNow, m.Not(m.Or(atLast, readBeatEnd))), m.And(sent, m.Not(atLast))))
-	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, m.Add(i, m.Const(11, 1)), i)))
-	m.SetNext(cpos, m.Mux(decide, m.Const(11, 0), m.Mux(m.And(advance, reading), m.Add(cpos, m.Const(11, 1)),
-		m.Mux(m.And(advance, sending), m.Mux(cplEnd, m.Const(11, 0), m.Add(cpos, m.Const(11, 1))), cpos))))
-	fromHdr, onward := m.Zext(m.Slice(f.Address, 2, 30), 31), m.Add(dwAddr, m.Const(31, 1))
+	sentMore := m.Named("rb_sent_more", m.And(sent, more))
+	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, more), m.And(rDoneNow, m.Not(readStops)), sentMore))
+	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, iNext, i)))
+	cposNext := m.Named("rb_cpl_pos_next", m.Add(cpos, m.Const(11, 1)))
+	m.SetNext(cpos, m.Mux(decide, m.Const(11, 0), m.Mux(m.And(advance, reading), cposNext,
+		m.Mux(m.And(advance, sending), m.Mux(cplEnd, m.Const(11, 0), cposNext), cpos))))
 	m.SetNext(dwAddr, m.Mux(decide, fromHdr, m.Mux(advance, onward, dwAddr)))
-	hdrRegion, onRegion := regions(fromHdr), regions(onward)
-	for k := range region {
-		m.SetNext(region[k], m.Mux(decide, hdrRegion[k], m.Mux(advance, onRegion[k], region[k])))
+	hdrRegion, onRegion := regions(fromHdr, "rb_hdr"), regions(onward, "rb_next")
+	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters"} {
+		m.SetNext(region[k], m.Named(name+"_next", m.Mux(decide, hdrRegion[k], m.Mux(advance, onRegion[k], region[k]))))
 	}
 
 	// Where the block goes next: of the rules that apply, the last
 	// listed; none: it stays.
-	writeEnds := m.Or(m.And(wDoneNow, atLast), noMore)
+	writeEnds := m.Named("rb_write_ends", m.Or(m.And(wDoneNow, atLast), noMore))
 	next := st
 	for _, r := range []struct {
 		when ir.Value
 		to   uint64
 	}{
 		{m.And(draining, m.And(taken, eopIn)), rbIdle},
-		{m.And(sent, m.Not(atLast)), rbRead},
+		{sentMore, rbRead},
 		{m.And(sent, atLast), rbIdle},
-		{m.And(rDoneNow, m.Or(atLast, readBeatEnd)), rbSend},
+		{m.And(rDoneNow, readStops), rbSend},
 		{writeEnds, rbDrain}, // the payload is longer than its Length: the rest is dropped
 		{m.And(writeEnds, eopIn), rbIdle},
 		{m.And(decide, m.Not(m.Or(isWrite, isRead))), rbDrain},
-		{m.And(decide, isRead), rbRead},
+		{readDecided, rbRead},
 		{m.And(decide, isWrite), rbWrite},
-		{m.And(idle, m.And(validIn, sopIn)), rbDecide},
+		{start, rbDecide},
 	} {
 		next = m.Mux(r.when, states[r.to], next)
 	}
-	m.SetNext(st, next)
+	m.SetNext(st, m.Named("rb_state_next", next))
 	if err := m.Check(); err != nil {
 		return nil, err
 	}

@@ -137,7 +137,9 @@ func CRCModule(n int) *ir.Module {
 	for j := range bits {
 		bits[31-j] = m.RedXor(m.And(in, m.ConstWords(in.Width(), mat[j])))
 	}
-	m.Output("next", m.Concat(bits...))
+	// Each bit of the next CRC: the parity of the bits of {data, crc}
+	// its row of the matrix takes.
+	m.Output("next", m.Named("crc_next", m.Concat(bits...)))
 	got, _ := crcModules.LoadOrStore(n, m)
 	return got.(*ir.Module)
 }

@@ -448,17 +448,17 @@ module onic_card (
     wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:140
     wire no_slot_page_write; // hdlgen/internal/card/slots.go:132
     wire no_slot_page_read; // hdlgen/internal/card/slots.go:133
-    wire _no_slot_axil_bvalid_and; // hdlgen/axil/bus.go:67
-    wire _no_slot_axil_rvalid_not; // hdlgen/axil/bus.go:69
-    wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:82
-    wire _regs_m_slot_axil_awready_or; // hdlgen/axil/bus.go:82
-    wire _regs_m_slot_axil_wready_or; // hdlgen/axil/bus.go:82
-    wire _regs_m_slot_axil_bvalid_or; // hdlgen/axil/bus.go:82
-    wire [1:0] _regs_m_slot_axil_bresp_or; // hdlgen/axil/bus.go:82
-    wire _regs_m_slot_axil_arready_or; // hdlgen/axil/bus.go:82
-    wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:82
-    wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:82
-    wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:82
+    wire no_slot_axil_write; // hdlgen/axil/bus.go:67
+    wire no_slot_axil_read_idle; // hdlgen/axil/bus.go:69
+    wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:83
+    wire _regs_m_slot_axil_awready_or; // hdlgen/axil/bus.go:83
+    wire _regs_m_slot_axil_wready_or; // hdlgen/axil/bus.go:83
+    wire _regs_m_slot_axil_bvalid_or; // hdlgen/axil/bus.go:83
+    wire [1:0] _regs_m_slot_axil_bresp_or; // hdlgen/axil/bus.go:83
+    wire _regs_m_slot_axil_arready_or; // hdlgen/axil/bus.go:83
+    wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:83
+    wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:83
+    wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:83
     wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
     wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
     wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
@@ -1306,7 +1306,7 @@ module onic_card (
                                      | (no_slot_page_write ? no_slot_axil_bvalid : 1'h0));
     assign regs_m_slot_axil_bresp = _regs_m_slot_axil_bresp_or;
     assign regs_m_slot_axil_arready = (_regs_m_slot_axil_arready_or
-                                      | (no_slot_page_read ? _no_slot_axil_rvalid_not : 1'h0));
+                                      | (no_slot_page_read ? no_slot_axil_read_idle : 1'h0));
     assign regs_m_slot_axil_rvalid = (_regs_m_slot_axil_rvalid_or
                                      | (no_slot_page_read ? no_slot_axil_rvalid : 1'h0));
     assign regs_m_slot_axil_rdata = _regs_m_slot_axil_rdata_or;
@@ -1388,11 +1388,11 @@ module onic_card (
                                 | slot3_page_write);
     assign no_slot_page_read = ~(slot0_page_read | slot1_page_read | slot2_page_read
                                | slot3_page_read);
-    assign _no_slot_axil_bvalid_and = regs_m_slot_axil_awvalid & no_slot_page_write
-                                      & regs_m_slot_axil_wvalid & no_slot_page_write
-                                      & (~no_slot_axil_bvalid);
-    assign _no_slot_axil_rvalid_not = ~no_slot_axil_rvalid;
-    assign _regs_m_slot_axil_awready_mux = no_slot_page_write ? _no_slot_axil_bvalid_and : 1'h0;
+    assign no_slot_axil_write = regs_m_slot_axil_awvalid & no_slot_page_write
+                                & regs_m_slot_axil_wvalid & no_slot_page_write
+                                & (~no_slot_axil_bvalid);
+    assign no_slot_axil_read_idle = ~no_slot_axil_rvalid;
+    assign _regs_m_slot_axil_awready_mux = no_slot_page_write ? no_slot_axil_write : 1'h0;
     assign _regs_m_slot_axil_awready_or = (slot0_page_write ? slot0_s_axil_awready : 1'h0)
                                           | (slot1_page_write ? slot1_s_axil_awready : 1'h0)
                                           | (slot2_page_write ? slot2_s_axil_awready : 1'h0)
@@ -2661,7 +2661,7 @@ module onic_card (
         if (rst) begin
             no_slot_axil_bvalid <= 1'h0;
         end else begin
-            no_slot_axil_bvalid <= _no_slot_axil_bvalid_and ? 1'h1
+            no_slot_axil_bvalid <= no_slot_axil_write ? 1'h1
                                    : (no_slot_axil_bvalid
                                       & (~(regs_m_slot_axil_bready & no_slot_page_write)));
         end
@@ -2672,7 +2672,7 @@ module onic_card (
             no_slot_axil_rvalid <= 1'h0;
         end else begin
             no_slot_axil_rvalid <= (regs_m_slot_axil_arvalid & no_slot_page_read
-                                    & _no_slot_axil_rvalid_not)
+                                    & no_slot_axil_read_idle)
                                    ? 1'h1
                                    : (no_slot_axil_rvalid
                                       & (~(regs_m_slot_axil_rready & no_slot_page_read)));

@@ -8,40 +8,27 @@ module onic_optlink_crc32 (
     output wire [31:0] next
 );
     wire [63:0] crc_data; // hdlgen/internal/optlink/optlink.go:135
-    wire [31:0] _next_concat; // hdlgen/internal/optlink/optlink.go:140
+    wire [31:0] crc_next; // hdlgen/internal/optlink/optlink.go:142
 
     assign crc_data = {data, crc};
-    assign _next_concat = {(^(crc_data & 64'h826880ef826880ef)),
-                          (^(crc_data & 64'hc35cc098c35cc098)),
-                          (^(crc_data & 64'he3c6e0a3e3c6e0a3)),
-                          (^(crc_data & 64'h71e3705171e37051)),
-                          (^(crc_data & 64'hba9938c7ba9938c7)),
-                          (^(crc_data & 64'hdf241c8cdf241c8c)),
-                          (^(crc_data & 64'h6f920e466f920e46)),
-                          (^(crc_data & 64'hb5a187ccb5a187cc)),
-                          (^(crc_data & 64'hd8b84309d8b84309)),
-                          (^(crc_data & 64'h6c5c21846c5c2184)),
-                          (^(crc_data & 64'hb446902db446902d)),
-                          (^(crc_data & 64'hd84bc8f9d84bc8f9)),
-                          (^(crc_data & 64'hee4d6493ee4d6493)),
-                          (^(crc_data & 64'h7726b2497726b249)),
-                          (^(crc_data & 64'h3b9359243b935924)),
-                          (^(crc_data & 64'h1dc9ac921dc9ac92)),
-                          (^(crc_data & 64'h8c8c56a68c8c56a6)),
-                          (^(crc_data & 64'h46462b5346462b53)),
-                          (^(crc_data & 64'h232315a9232315a9)),
-                          (^(crc_data & 64'h11918ad411918ad4)), (^(crc_data & 64'h8c8c56a08c8c56a)),
-                          (^(crc_data & 64'h46462b5046462b5)), (^(crc_data & 64'h805ab1b5805ab1b5)),
-                          (^(crc_data & 64'hc245d835c245d835)),
-                          (^(crc_data & 64'h6122ec1a6122ec1a)),
-                          (^(crc_data & 64'h3091760d3091760d)),
-                          (^(crc_data & 64'h9a203be99a203be9)),
-                          (^(crc_data & 64'h4d101df44d101df4)),
-                          (^(crc_data & 64'h26880efa26880efa)),
-                          (^(crc_data & 64'h1344077d1344077d)), (^(crc_data & 64'h9a203be09a203be)),
-                          (^(crc_data & 64'h4d101df04d101df))};
+    assign crc_next = {(^(crc_data & 64'h826880ef826880ef)), (^(crc_data & 64'hc35cc098c35cc098)),
+                      (^(crc_data & 64'he3c6e0a3e3c6e0a3)), (^(crc_data & 64'h71e3705171e37051)),
+                      (^(crc_data & 64'hba9938c7ba9938c7)), (^(crc_data & 64'hdf241c8cdf241c8c)),
+                      (^(crc_data & 64'h6f920e466f920e46)), (^(crc_data & 64'hb5a187ccb5a187cc)),
+                      (^(crc_data & 64'hd8b84309d8b84309)), (^(crc_data & 64'h6c5c21846c5c2184)),
+                      (^(crc_data & 64'hb446902db446902d)), (^(crc_data & 64'hd84bc8f9d84bc8f9)),
+                      (^(crc_data & 64'hee4d6493ee4d6493)), (^(crc_data & 64'h7726b2497726b249)),
+                      (^(crc_data & 64'h3b9359243b935924)), (^(crc_data & 64'h1dc9ac921dc9ac92)),
+                      (^(crc_data & 64'h8c8c56a68c8c56a6)), (^(crc_data & 64'h46462b5346462b53)),
+                      (^(crc_data & 64'h232315a9232315a9)), (^(crc_data & 64'h11918ad411918ad4)),
+                      (^(crc_data & 64'h8c8c56a08c8c56a)), (^(crc_data & 64'h46462b5046462b5)),
+                      (^(crc_data & 64'h805ab1b5805ab1b5)), (^(crc_data & 64'hc245d835c245d835)),
+                      (^(crc_data & 64'h6122ec1a6122ec1a)), (^(crc_data & 64'h3091760d3091760d)),
+                      (^(crc_data & 64'h9a203be99a203be9)), (^(crc_data & 64'h4d101df44d101df4)),
+                      (^(crc_data & 64'h26880efa26880efa)), (^(crc_data & 64'h1344077d1344077d)),
+                      (^(crc_data & 64'h9a203be09a203be)), (^(crc_data & 64'h4d101df04d101df))};
 
-    assign next = _next_concat;
+    assign next = crc_next;
 endmodule
 
 `default_nettype wire

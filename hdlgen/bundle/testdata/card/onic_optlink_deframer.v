@@ -21,12 +21,12 @@ module onic_optlink_deframer (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:237
-    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:237
-    reg  [127:0] held_hdr = 128'h0; // hdlgen/internal/optlink/optlink.go:237
-    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:237
-    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:237
-    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:237
+    reg  [351:0] held_data = 352'h0; // hdlgen/internal/optlink/optlink.go:239
+    reg  [10:0] held_keep = 11'h0; // hdlgen/internal/optlink/optlink.go:239
+    reg  [127:0] held_hdr = 128'h0; // hdlgen/internal/optlink/optlink.go:239
+    reg  held_valid = 1'h0; // hdlgen/internal/optlink/optlink.go:239
+    reg  held_first = 1'h0; // hdlgen/internal/optlink/optlink.go:239
+    reg  held_last = 1'h0; // hdlgen/internal/optlink/optlink.go:239
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -39,26 +39,26 @@ module onic_optlink_deframer (
     reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:234
-    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:236
-    wire held_open; // hdlgen/internal/optlink/optlink.go:237
-    wire held_empty; // hdlgen/internal/optlink/optlink.go:237
-    wire combine; // hdlgen/internal/optlink/optlink.go:237
-    wire flush; // hdlgen/internal/optlink/optlink.go:237
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:237
-    wire [10:0] rest_keep; // hdlgen/internal/optlink/optlink.go:237
-    wire rest_empty; // hdlgen/internal/optlink/optlink.go:237
-    wire [159:0] next_data; // hdlgen/internal/optlink/optlink.go:237
-    wire [4:0] next_keep; // hdlgen/internal/optlink/optlink.go:237
-    wire out_eop; // hdlgen/internal/optlink/optlink.go:237
-    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:237
-    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:237
-    wire out_ready; // hdlgen/internal/optlink/optlink.go:237
-    wire accept; // hdlgen/internal/optlink/optlink.go:237
-    wire take; // hdlgen/internal/optlink/optlink.go:237
-    wire sent; // hdlgen/internal/optlink/optlink.go:237
-    wire start; // hdlgen/internal/optlink/optlink.go:237
-    wire held_valid_next; // hdlgen/internal/optlink/optlink.go:237
+    wire in_ready_w; // hdlgen/internal/optlink/optlink.go:236
+    wire [127:0] slot_hdr; // hdlgen/internal/optlink/optlink.go:238
+    wire held_open; // hdlgen/internal/optlink/optlink.go:239
+    wire held_empty; // hdlgen/internal/optlink/optlink.go:239
+    wire combine; // hdlgen/internal/optlink/optlink.go:239
+    wire flush; // hdlgen/internal/optlink/optlink.go:239
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:239
+    wire [10:0] rest_keep; // hdlgen/internal/optlink/optlink.go:239
+    wire rest_empty; // hdlgen/internal/optlink/optlink.go:239
+    wire [159:0] next_data; // hdlgen/internal/optlink/optlink.go:239
+    wire [4:0] next_keep; // hdlgen/internal/optlink/optlink.go:239
+    wire out_eop; // hdlgen/internal/optlink/optlink.go:239
+    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:239
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:239
+    wire out_ready; // hdlgen/internal/optlink/optlink.go:239
+    wire accept; // hdlgen/internal/optlink/optlink.go:239
+    wire take; // hdlgen/internal/optlink/optlink.go:239
+    wire sent; // hdlgen/internal/optlink/optlink.go:239
+    wire start; // hdlgen/internal/optlink/optlink.go:239
+    wire held_valid_next; // hdlgen/internal/optlink/optlink.go:239
     wire out_slice_out_ready; // hdlgen/axis/axis.go:92
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire out_slice_load; // hdlgen/axis/axis.go:102

@@ -25,9 +25,9 @@ module onic_optlink_framer (
     output wire frame_valid,
     input  wire frame_ready
 );
-    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:213
-    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:213
-    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:213
+    reg  [159:0] held_data = 160'h0; // hdlgen/internal/optlink/optlink.go:215
+    reg  [4:0] held_keep = 5'h0; // hdlgen/internal/optlink/optlink.go:215
+    reg  flush = 1'h0; // hdlgen/internal/optlink/optlink.go:215
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
     reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
@@ -36,22 +36,22 @@ module onic_optlink_framer (
     reg  [511:0] out_slice_skid_data = 512'h0; // hdlgen/axis/axis.go:90
     reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_last = 1'h0; // hdlgen/axis/axis.go:90
-    wire in_ready; // hdlgen/internal/optlink/optlink.go:210
-    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:212
-    wire [4:0] upper_keep; // hdlgen/internal/optlink/optlink.go:213
-    wire upper_empty; // hdlgen/internal/optlink/optlink.go:213
-    wire [351:0] low_data; // hdlgen/internal/optlink/optlink.go:213
-    wire [10:0] low_keep; // hdlgen/internal/optlink/optlink.go:213
-    wire open; // hdlgen/internal/optlink/optlink.go:213
-    wire first; // hdlgen/internal/optlink/optlink.go:213
-    wire [159:0] front_data; // hdlgen/internal/optlink/optlink.go:213
-    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:213
-    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:213
-    wire out_last; // hdlgen/internal/optlink/optlink.go:213
-    wire out_valid; // hdlgen/internal/optlink/optlink.go:213
-    wire out_ready; // hdlgen/internal/optlink/optlink.go:213
-    wire accept; // hdlgen/internal/optlink/optlink.go:213
-    wire take; // hdlgen/internal/optlink/optlink.go:213
+    wire in_ready; // hdlgen/internal/optlink/optlink.go:212
+    wire [31:0] token; // hdlgen/internal/optlink/optlink.go:214
+    wire [4:0] upper_keep; // hdlgen/internal/optlink/optlink.go:215
+    wire upper_empty; // hdlgen/internal/optlink/optlink.go:215
+    wire [351:0] low_data; // hdlgen/internal/optlink/optlink.go:215
+    wire [10:0] low_keep; // hdlgen/internal/optlink/optlink.go:215
+    wire open; // hdlgen/internal/optlink/optlink.go:215
+    wire first; // hdlgen/internal/optlink/optlink.go:215
+    wire [159:0] front_data; // hdlgen/internal/optlink/optlink.go:215
+    wire [511:0] out_data; // hdlgen/internal/optlink/optlink.go:215
+    wire [15:0] out_keep; // hdlgen/internal/optlink/optlink.go:215
+    wire out_last; // hdlgen/internal/optlink/optlink.go:215
+    wire out_valid; // hdlgen/internal/optlink/optlink.go:215
+    wire out_ready; // hdlgen/internal/optlink/optlink.go:215
+    wire accept; // hdlgen/internal/optlink/optlink.go:215
+    wire take; // hdlgen/internal/optlink/optlink.go:215
     wire out_slice_out_ready; // hdlgen/axis/axis.go:92
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire out_slice_load; // hdlgen/axis/axis.go:102

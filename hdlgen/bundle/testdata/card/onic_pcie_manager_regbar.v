@@ -68,7 +68,7 @@ module onic_pcie_manager_regbar (
     output wire m_cpl_tlp_valid,
     output wire s_tlp_ready
 );
-    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:193
+    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:200
     localparam [2:0] RB_STATE_IDLE = 3'h0; // hdlgen/manager/regbar.go:99
     localparam [2:0] RB_STATE_DECIDE = 3'h1; // hdlgen/manager/regbar.go:99
     localparam [2:0] RB_STATE_WRITE = 3'h2; // hdlgen/manager/regbar.go:99
@@ -77,28 +77,28 @@ module onic_pcie_manager_regbar (
     localparam [2:0] RB_STATE_DRAIN = 3'h5; // hdlgen/manager/regbar.go:99
     reg  [2:0] rb_state = 3'h0; // hdlgen/manager/regbar.go:98
     reg  [127:0] rb_hdr = 128'h0; // hdlgen/manager/regbar.go:109
-    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:118
-    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:125
-    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:131
-    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:143
-    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:143
-    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:143
-    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:143
-    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:156
-    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:156
-    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:156
-    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:196
-    reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:198
-    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:204
-    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:206
-    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:225
-    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:232
-    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:233
-    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:234
-    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:258
-    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:261
-    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:263
-    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:276
+    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:119
+    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:126
+    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:134
+    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:148
+    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:148
+    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:148
+    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:148
+    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:161
+    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:161
+    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:161
+    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:203
+    reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:205
+    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:211
+    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:213
+    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:233
+    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:241
+    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:242
+    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:243
+    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:269
+    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:272
+    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:274
+    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:288
     wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
     wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
     wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
@@ -108,92 +108,103 @@ module onic_pcie_manager_regbar (
     wire rb_reading; // hdlgen/manager/regbar.go:100
     wire rb_sending; // hdlgen/manager/regbar.go:100
     wire rb_draining; // hdlgen/manager/regbar.go:100
-    wire _rb_hdr_and; // hdlgen/manager/regbar.go:111
+    wire rb_start; // hdlgen/manager/regbar.go:111
     wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire [63:0] rb_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire _rb_is_write_eq; // hdlgen/manager/regbar.go:113
-    wire rb_is_write; // hdlgen/manager/regbar.go:114
-    wire rb_is_read; // hdlgen/manager/regbar.go:115
-    wire [10:0] _rb_last_dw_sub; // hdlgen/manager/regbar.go:119
-    wire rb_at_last; // hdlgen/manager/regbar.go:127
-    wire _rb_write_done_or_2; // hdlgen/manager/regbar.go:146
-    wire _rb_write_done_not; // hdlgen/manager/regbar.go:146
-    wire [511:0] _rb_wdata_shr; // hdlgen/manager/regbar.go:150
-    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:150
-    wire [15:0] _rb_have_shr; // hdlgen/manager/regbar.go:151
-    wire rb_have; // hdlgen/manager/regbar.go:151
-    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:152
-    wire rb_write_dw; // hdlgen/manager/regbar.go:153
-    wire [15:0] _m_slot_axil_awaddr_concat; // hdlgen/manager/regbar.go:187
-    wire _m_axil_awvalid_and_2; // hdlgen/manager/regbar.go:161
-    wire _m_axil_arvalid_and_2; // hdlgen/manager/regbar.go:161
-    wire _m_axil_awvalid_not; // hdlgen/manager/regbar.go:162
-    wire _m_axil_awvalid_and; // hdlgen/manager/regbar.go:162
-    wire _m_axil_wvalid_not; // hdlgen/manager/regbar.go:162
-    wire _m_axil_wvalid_and; // hdlgen/manager/regbar.go:162
-    wire _m_axil_bready_and_2; // hdlgen/manager/regbar.go:163
-    wire _m_axil_bready_and; // hdlgen/manager/regbar.go:163
-    wire _m_axil_arvalid_not; // hdlgen/manager/regbar.go:164
-    wire _m_axil_arvalid_and; // hdlgen/manager/regbar.go:164
-    wire _m_axil_rready_and; // hdlgen/manager/regbar.go:164
-    wire _m_slot_axil_awvalid_and_2; // hdlgen/manager/regbar.go:161
-    wire _m_slot_axil_arvalid_and_2; // hdlgen/manager/regbar.go:161
-    wire _m_slot_axil_awvalid_and; // hdlgen/manager/regbar.go:162
-    wire _m_slot_axil_wvalid_and; // hdlgen/manager/regbar.go:162
-    wire _m_slot_axil_bready_and; // hdlgen/manager/regbar.go:163
-    wire _m_slot_axil_arvalid_and; // hdlgen/manager/regbar.go:164
-    wire _m_slot_axil_rready_and; // hdlgen/manager/regbar.go:164
-    wire and_164; // hdlgen/manager/regbar.go:195
-    wire _rb_rdata_and; // hdlgen/manager/regbar.go:197
-    wire _rb_ctr_data_and; // hdlgen/manager/regbar.go:205
-    wire _rb_write_done_or; // hdlgen/manager/regbar.go:211
-    wire rb_write_done; // hdlgen/manager/regbar.go:211
-    wire _rb_read_done_or; // hdlgen/manager/regbar.go:212
-    wire rb_read_done; // hdlgen/manager/regbar.go:212
-    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:214
-    wire _rb_msix_pending_not; // hdlgen/manager/regbar.go:215
-    wire _rb_aw_done_not; // hdlgen/manager/regbar.go:219
-    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:226
-    wire rb_cpl_end; // hdlgen/manager/regbar.go:227
-    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:235
-    wire [511:0] _rb_rbuf_concat; // hdlgen/manager/regbar.go:240
-    wire rb_sent; // hdlgen/manager/regbar.go:241
+    wire rb_mem_request; // hdlgen/manager/regbar.go:114
+    wire rb_is_write; // hdlgen/manager/regbar.go:115
+    wire rb_is_read; // hdlgen/manager/regbar.go:116
+    wire [10:0] rb_last_dw_in; // hdlgen/manager/regbar.go:120
+    wire rb_at_last; // hdlgen/manager/regbar.go:128
+    wire rb_more; // hdlgen/manager/regbar.go:129
+    wire [10:0] rb_dw_next; // hdlgen/manager/regbar.go:130
+    wire _rb_to_none_or; // hdlgen/manager/regbar.go:151
+    wire rb_to_none; // hdlgen/manager/regbar.go:151
+    wire [511:0] rb_data_from_dw; // hdlgen/manager/regbar.go:155
+    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:155
+    wire [15:0] rb_keep_from_dw; // hdlgen/manager/regbar.go:156
+    wire rb_have; // hdlgen/manager/regbar.go:156
+    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:157
+    wire rb_write_dw; // hdlgen/manager/regbar.go:158
+    wire rb_aw_open; // hdlgen/manager/regbar.go:162
+    wire rb_w_open; // hdlgen/manager/regbar.go:162
+    wire rb_ar_open; // hdlgen/manager/regbar.go:162
+    wire rb_aw_w_done; // hdlgen/manager/regbar.go:163
+    wire [15:0] rb_byte_addr; // hdlgen/manager/regbar.go:194
+    wire m_axil_write; // hdlgen/manager/regbar.go:168
+    wire m_axil_read; // hdlgen/manager/regbar.go:168
+    wire m_axil_aw_offer; // hdlgen/manager/regbar.go:169
+    wire m_axil_w_offer; // hdlgen/manager/regbar.go:169
+    wire m_axil_b_wait; // hdlgen/manager/regbar.go:170
+    wire m_axil_ar_offer; // hdlgen/manager/regbar.go:171
+    wire m_axil_r_wait; // hdlgen/manager/regbar.go:171
+    wire m_slot_axil_write; // hdlgen/manager/regbar.go:168
+    wire m_slot_axil_read; // hdlgen/manager/regbar.go:168
+    wire m_slot_axil_aw_offer; // hdlgen/manager/regbar.go:169
+    wire m_slot_axil_w_offer; // hdlgen/manager/regbar.go:169
+    wire m_slot_axil_b_wait; // hdlgen/manager/regbar.go:170
+    wire m_slot_axil_ar_offer; // hdlgen/manager/regbar.go:171
+    wire m_slot_axil_r_wait; // hdlgen/manager/regbar.go:171
+    wire rb_msix_write; // hdlgen/manager/regbar.go:202
+    wire rb_msix_read; // hdlgen/manager/regbar.go:204
+    wire rb_ctr_read; // hdlgen/manager/regbar.go:212
+    wire rb_write_answered; // hdlgen/manager/regbar.go:218
+    wire rb_write_done; // hdlgen/manager/regbar.go:218
+    wire _rb_read_answered_or; // hdlgen/manager/regbar.go:219
+    wire rb_read_answered; // hdlgen/manager/regbar.go:219
+    wire rb_read_done; // hdlgen/manager/regbar.go:219
+    wire rb_read_open; // hdlgen/manager/regbar.go:221
+    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:222
+    wire rb_dw_open; // hdlgen/manager/regbar.go:225
+    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:234
+    wire rb_cpl_end; // hdlgen/manager/regbar.go:235
+    wire rb_read_beat_end; // hdlgen/manager/regbar.go:237
+    wire rb_read_stops; // hdlgen/manager/regbar.go:238
+    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:244
+    wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:249
+    wire rb_sent; // hdlgen/manager/regbar.go:250
     wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
     wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
-    wire [95:0] _rb_cpl_hdr_concat; // hdlgen/manager/manager.go:1125
-    wire _rb_next_cpl_not; // hdlgen/manager/regbar.go:254
-    wire rb_next_cpl; // hdlgen/manager/regbar.go:254
-    wire [30:0] _rb_cpl_len_zext; // hdlgen/manager/regbar.go:255
-    wire [30:0] _rb_cpl_len_add_2; // hdlgen/manager/regbar.go:255
-    wire [30:0] _rb_cpl_len_mux_2; // hdlgen/manager/regbar.go:255
-    wire [10:0] _rb_cpl_len_sub; // hdlgen/manager/regbar.go:256
-    wire [10:0] _rb_cpl_len_add; // hdlgen/manager/regbar.go:257
-    wire [10:0] _rb_cpl_len_mux; // hdlgen/manager/regbar.go:257
-    wire _rb_cpl_len_or; // hdlgen/manager/regbar.go:260
-    wire [14:0] _rb_bc_left_sub; // hdlgen/manager/regbar.go:266
-    wire [10:0] _rb_cpl_hdr_add; // hdlgen/manager/regbar.go:269
-    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:269
-    wire rb_no_more; // hdlgen/manager/regbar.go:288
-    wire _rb_ready_and; // hdlgen/manager/regbar.go:290
-    wire rb_ready; // hdlgen/manager/regbar.go:290
-    wire _rb_advance_or; // hdlgen/manager/regbar.go:295
-    wire _rb_advance_and; // hdlgen/manager/regbar.go:295
-    wire rb_advance; // hdlgen/manager/regbar.go:295
-    wire [10:0] _rb_cpl_pos_add; // hdlgen/manager/regbar.go:297
-    wire _rb_to_slots_ltu_4; // hdlgen/manager/regbar.go:136
-    wire _rb_to_slots_ltu_3; // hdlgen/manager/regbar.go:136
-    wire _rb_to_slots_ltu_2; // hdlgen/manager/regbar.go:136
-    wire _rb_to_slots_ltu; // hdlgen/manager/regbar.go:136
-    wire _rb_to_msix_mux; // hdlgen/manager/regbar.go:303
-    wire _rb_to_counters_mux; // hdlgen/manager/regbar.go:303
-    wire _rb_state_or; // hdlgen/manager/regbar.go:308
-    wire [2:0] _rb_state_mux_2; // hdlgen/manager/regbar.go:325
-    wire [2:0] _rb_state_mux; // hdlgen/manager/regbar.go:325
+    wire [95:0] rb_cpl_first; // hdlgen/manager/manager.go:1125
+    wire rb_next_cpl; // hdlgen/manager/regbar.go:263
+    wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:264
+    wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:264
+    wire [30:0] rb_cpl_start; // hdlgen/manager/regbar.go:265
+    wire [10:0] rb_to_boundary; // hdlgen/manager/regbar.go:266
+    wire [10:0] rb_to_end; // hdlgen/manager/regbar.go:267
+    wire rb_cpl_begin; // hdlgen/manager/regbar.go:268
+    wire [14:0] rb_cpl_bytes; // hdlgen/manager/regbar.go:277
+    wire [10:0] rb_cpl_dws; // hdlgen/manager/regbar.go:280
+    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:281
+    wire rb_no_more; // hdlgen/manager/regbar.go:300
+    wire rb_read_decided; // hdlgen/manager/regbar.go:302
+    wire rb_ready; // hdlgen/manager/regbar.go:303
+    wire rb_sent_more; // hdlgen/manager/regbar.go:308
+    wire rb_advance; // hdlgen/manager/regbar.go:309
+    wire [10:0] rb_cpl_pos_next; // hdlgen/manager/regbar.go:311
+    wire rb_hdr_below_manager_end; // hdlgen/manager/regbar.go:140
+    wire rb_hdr_below_slots_end; // hdlgen/manager/regbar.go:140
+    wire rb_hdr_below_msix_end; // hdlgen/manager/regbar.go:140
+    wire rb_hdr_below_counters; // hdlgen/manager/regbar.go:140
+    wire rb_hdr_below_counters_end; // hdlgen/manager/regbar.go:140
+    wire rb_next_below_manager_end; // hdlgen/manager/regbar.go:140
+    wire rb_next_below_slots_end; // hdlgen/manager/regbar.go:140
+    wire rb_next_below_msix_end; // hdlgen/manager/regbar.go:140
+    wire rb_next_below_counters; // hdlgen/manager/regbar.go:140
+    wire rb_next_below_counters_end; // hdlgen/manager/regbar.go:140
+    wire rb_to_manager_next; // hdlgen/manager/regbar.go:317
+    wire rb_to_slots_next; // hdlgen/manager/regbar.go:317
+    wire rb_to_msix_next; // hdlgen/manager/regbar.go:317
+    wire rb_to_counters_next; // hdlgen/manager/regbar.go:317
+    wire rb_write_ends; // hdlgen/manager/regbar.go:322
+    wire [2:0] _rb_state_next_mux_2; // hdlgen/manager/regbar.go:339
+    wire [2:0] _rb_state_next_mux; // hdlgen/manager/regbar.go:339
+    wire [2:0] rb_state_next; // hdlgen/manager/regbar.go:339
     wire unused;
 
 `ifndef SYNTHESIS
@@ -208,79 +219,85 @@ module onic_pcie_manager_regbar (
     assign rb_reading = rb_state == RB_STATE_READ;
     assign rb_sending = rb_state == RB_STATE_SEND;
     assign rb_draining = rb_state == RB_STATE_DRAIN;
-    assign _rb_hdr_and = rb_idle & s_tlp_valid & s_tlp_sop;
+    assign rb_start = rb_idle & s_tlp_valid & s_tlp_sop;
     assign rb_completion = rb_hdr[124:121] == 4'h5;
     assign rb_requester = rb_completion ? rb_hdr[63:48] : rb_hdr[95:80];
     assign rb_tag = {rb_hdr[119], rb_hdr[115], (rb_completion ? rb_hdr[47:40] : rb_hdr[79:72])};
     assign rb_address = rb_hdr[125] ? {rb_hdr[63:2], 2'h0} : {32'h0, {rb_hdr[63:34], 2'h0}};
-    assign _rb_is_write_eq = rb_hdr[124:120] == 5'h0;
-    assign rb_is_write = _rb_is_write_eq & (rb_hdr[127:126] == 2'h1);
-    assign rb_is_read = _rb_is_write_eq & (rb_hdr[127:126] == 2'h0);
-    assign _rb_last_dw_sub = {(rb_hdr[105:96] == 10'h0), rb_hdr[105:96]} - 11'h1;
+    assign rb_mem_request = rb_hdr[124:120] == 5'h0;
+    assign rb_is_write = rb_mem_request & (rb_hdr[127:126] == 2'h1);
+    assign rb_is_read = rb_mem_request & (rb_hdr[127:126] == 2'h0);
+    assign rb_last_dw_in = {(rb_hdr[105:96] == 10'h0), rb_hdr[105:96]} - 11'h1;
     assign rb_at_last = rb_dw == rb_last_dw;
-    assign _rb_write_done_or_2 = rb_to_msix | rb_to_counters;
-    assign _rb_write_done_not = ~(rb_to_manager | rb_to_slots | _rb_write_done_or_2);
-    assign _rb_wdata_shr = s_tlp_data >> {rb_dw[3:0], 5'h0};
-    assign rb_wdata = _rb_wdata_shr[31:0];
-    assign _rb_have_shr = s_tlp_keep >> rb_dw[3:0];
-    assign rb_have = _rb_have_shr[0];
+    assign rb_more = ~rb_at_last;
+    assign rb_dw_next = rb_dw + 11'h1;
+    assign _rb_to_none_or = rb_to_msix | rb_to_counters;
+    assign rb_to_none = ~(rb_to_manager | rb_to_slots | _rb_to_none_or);
+    assign rb_data_from_dw = s_tlp_data >> {rb_dw[3:0], 5'h0};
+    assign rb_wdata = rb_data_from_dw[31:0];
+    assign rb_keep_from_dw = s_tlp_keep >> rb_dw[3:0];
+    assign rb_have = rb_keep_from_dw[0];
     assign rb_wstrb = (rb_dw == 11'h0) ? rb_hdr[67:64] : (rb_at_last ? rb_hdr[71:68] : 4'hf);
     assign rb_write_dw = rb_writing & s_tlp_valid & rb_have;
-    assign _m_slot_axil_awaddr_concat = {rb_dw_addr[13:0], 2'h0};
-    assign _m_axil_awvalid_and_2 = rb_write_dw & rb_to_manager;
-    assign _m_axil_arvalid_and_2 = rb_reading & rb_to_manager;
-    assign _m_axil_awvalid_not = ~rb_aw_done;
-    assign _m_axil_awvalid_and = _m_axil_awvalid_and_2 & _m_axil_awvalid_not;
-    assign _m_axil_wvalid_not = ~rb_w_done;
-    assign _m_axil_wvalid_and = _m_axil_awvalid_and_2 & _m_axil_wvalid_not;
-    assign _m_axil_bready_and_2 = rb_aw_done & rb_w_done;
-    assign _m_axil_bready_and = _m_axil_awvalid_and_2 & _m_axil_bready_and_2;
-    assign _m_axil_arvalid_not = ~rb_ar_done;
-    assign _m_axil_arvalid_and = _m_axil_arvalid_and_2 & _m_axil_arvalid_not;
-    assign _m_axil_rready_and = _m_axil_arvalid_and_2 & rb_ar_done;
-    assign _m_slot_axil_awvalid_and_2 = rb_write_dw & rb_to_slots;
-    assign _m_slot_axil_arvalid_and_2 = rb_reading & rb_to_slots;
-    assign _m_slot_axil_awvalid_and = _m_slot_axil_awvalid_and_2 & _m_axil_awvalid_not;
-    assign _m_slot_axil_wvalid_and = _m_slot_axil_awvalid_and_2 & _m_axil_wvalid_not;
-    assign _m_slot_axil_bready_and = _m_slot_axil_awvalid_and_2 & _m_axil_bready_and_2;
-    assign _m_slot_axil_arvalid_and = _m_slot_axil_arvalid_and_2 & _m_axil_arvalid_not;
-    assign _m_slot_axil_rready_and = _m_slot_axil_arvalid_and_2 & rb_ar_done;
-    assign and_164 = rb_write_dw & rb_to_msix;
-    assign _rb_rdata_and = rb_reading & rb_to_msix & (~rb_msix_pending);
-    assign _rb_ctr_data_and = rb_reading & rb_to_counters & (~rb_ctr_pending);
-    assign _rb_write_done_or = (rb_to_manager & _m_axil_bready_and & m_axil_bvalid)
-                               | (rb_to_slots & _m_slot_axil_bready_and & m_slot_axil_bvalid)
-                               | _rb_write_done_or_2 | _rb_write_done_not;
-    assign rb_write_done = rb_write_dw & _rb_write_done_or;
-    assign _rb_read_done_or = (rb_to_manager & _m_axil_rready_and & m_axil_rvalid)
-                              | (rb_to_slots & _m_slot_axil_rready_and & m_slot_axil_rvalid)
-                              | (rb_to_msix & rb_msix_pending) | (rb_to_counters & rb_ctr_pending);
-    assign rb_read_done = rb_reading & (_rb_read_done_or | _rb_write_done_not);
+    assign rb_aw_open = ~rb_aw_done;
+    assign rb_w_open = ~rb_w_done;
+    assign rb_ar_open = ~rb_ar_done;
+    assign rb_aw_w_done = rb_aw_done & rb_w_done;
+    assign rb_byte_addr = {rb_dw_addr[13:0], 2'h0};
+    assign m_axil_write = rb_write_dw & rb_to_manager;
+    assign m_axil_read = rb_reading & rb_to_manager;
+    assign m_axil_aw_offer = m_axil_write & rb_aw_open;
+    assign m_axil_w_offer = m_axil_write & rb_w_open;
+    assign m_axil_b_wait = m_axil_write & rb_aw_w_done;
+    assign m_axil_ar_offer = m_axil_read & rb_ar_open;
+    assign m_axil_r_wait = m_axil_read & rb_ar_done;
+    assign m_slot_axil_write = rb_write_dw & rb_to_slots;
+    assign m_slot_axil_read = rb_reading & rb_to_slots;
+    assign m_slot_axil_aw_offer = m_slot_axil_write & rb_aw_open;
+    assign m_slot_axil_w_offer = m_slot_axil_write & rb_w_open;
+    assign m_slot_axil_b_wait = m_slot_axil_write & rb_aw_w_done;
+    assign m_slot_axil_ar_offer = m_slot_axil_read & rb_ar_open;
+    assign m_slot_axil_r_wait = m_slot_axil_read & rb_ar_done;
+    assign rb_msix_write = rb_write_dw & rb_to_msix;
+    assign rb_msix_read = rb_reading & rb_to_msix & (~rb_msix_pending);
+    assign rb_ctr_read = rb_reading & rb_to_counters & (~rb_ctr_pending);
+    assign rb_write_answered = (rb_to_manager & m_axil_b_wait & m_axil_bvalid)
+                               | (rb_to_slots & m_slot_axil_b_wait & m_slot_axil_bvalid)
+                               | _rb_to_none_or | rb_to_none;
+    assign rb_write_done = rb_write_dw & rb_write_answered;
+    assign _rb_read_answered_or = (rb_to_manager & m_axil_r_wait & m_axil_rvalid)
+                                  | (rb_to_slots & m_slot_axil_r_wait & m_slot_axil_rvalid)
+                                  | (rb_to_msix & rb_msix_pending)
+                                  | (rb_to_counters & rb_ctr_pending);
+    assign rb_read_answered = _rb_read_answered_or | rb_to_none;
+    assign rb_read_done = rb_reading & rb_read_answered;
+    assign rb_read_open = ~rb_read_done;
     assign rb_rdata = (rb_to_manager ? m_axil_rdata : 32'h0)
                       | (rb_to_slots ? m_slot_axil_rdata : 32'h0)
                       | (rb_to_msix ? _rb_rdata_memread : 32'h0)
                       | (rb_to_counters ? rb_ctr_data : 32'h0);
-    assign _rb_msix_pending_not = ~rb_read_done;
-    assign _rb_aw_done_not = ~(rb_write_done | rb_read_done);
+    assign rb_dw_open = ~(rb_write_done | rb_read_done);
     assign rb_mps_mask = (9'h20 << max_payload) - 9'h1;
     assign rb_cpl_end = rb_at_last | ((rb_dw_addr[8:0] & rb_mps_mask) == rb_mps_mask);
+    assign rb_read_beat_end = (rb_cpl_pos[3:0] == 4'hf) | rb_cpl_end;
+    assign rb_read_stops = rb_at_last | rb_read_beat_end;
     assign rb_dw_bit = 16'h1 << rb_cpl_pos[3:0];
-    assign _rb_rbuf_concat = {((rb_read_done & rb_dw_bit[15]) ? rb_rdata : rb_rbuf[511:480]),
-                             ((rb_read_done & rb_dw_bit[14]) ? rb_rdata : rb_rbuf[479:448]),
-                             ((rb_read_done & rb_dw_bit[13]) ? rb_rdata : rb_rbuf[447:416]),
-                             ((rb_read_done & rb_dw_bit[12]) ? rb_rdata : rb_rbuf[415:384]),
-                             ((rb_read_done & rb_dw_bit[11]) ? rb_rdata : rb_rbuf[383:352]),
-                             ((rb_read_done & rb_dw_bit[10]) ? rb_rdata : rb_rbuf[351:320]),
-                             ((rb_read_done & rb_dw_bit[9]) ? rb_rdata : rb_rbuf[319:288]),
-                             ((rb_read_done & rb_dw_bit[8]) ? rb_rdata : rb_rbuf[287:256]),
-                             ((rb_read_done & rb_dw_bit[7]) ? rb_rdata : rb_rbuf[255:224]),
-                             ((rb_read_done & rb_dw_bit[6]) ? rb_rdata : rb_rbuf[223:192]),
-                             ((rb_read_done & rb_dw_bit[5]) ? rb_rdata : rb_rbuf[191:160]),
-                             ((rb_read_done & rb_dw_bit[4]) ? rb_rdata : rb_rbuf[159:128]),
-                             ((rb_read_done & rb_dw_bit[3]) ? rb_rdata : rb_rbuf[127:96]),
-                             ((rb_read_done & rb_dw_bit[2]) ? rb_rdata : rb_rbuf[95:64]),
-                             ((rb_read_done & rb_dw_bit[1]) ? rb_rdata : rb_rbuf[63:32]),
-                             ((rb_read_done & rb_dw_bit[0]) ? rb_rdata : rb_rbuf[31:0])};
+    assign rb_rbuf_next = {((rb_read_done & rb_dw_bit[15]) ? rb_rdata : rb_rbuf[511:480]),
+                          ((rb_read_done & rb_dw_bit[14]) ? rb_rdata : rb_rbuf[479:448]),
+                          ((rb_read_done & rb_dw_bit[13]) ? rb_rdata : rb_rbuf[447:416]),
+                          ((rb_read_done & rb_dw_bit[12]) ? rb_rdata : rb_rbuf[415:384]),
+                          ((rb_read_done & rb_dw_bit[11]) ? rb_rdata : rb_rbuf[383:352]),
+                          ((rb_read_done & rb_dw_bit[10]) ? rb_rdata : rb_rbuf[351:320]),
+                          ((rb_read_done & rb_dw_bit[9]) ? rb_rdata : rb_rbuf[319:288]),
+                          ((rb_read_done & rb_dw_bit[8]) ? rb_rdata : rb_rbuf[287:256]),
+                          ((rb_read_done & rb_dw_bit[7]) ? rb_rdata : rb_rbuf[255:224]),
+                          ((rb_read_done & rb_dw_bit[6]) ? rb_rdata : rb_rbuf[223:192]),
+                          ((rb_read_done & rb_dw_bit[5]) ? rb_rdata : rb_rbuf[191:160]),
+                          ((rb_read_done & rb_dw_bit[4]) ? rb_rdata : rb_rbuf[159:128]),
+                          ((rb_read_done & rb_dw_bit[3]) ? rb_rdata : rb_rbuf[127:96]),
+                          ((rb_read_done & rb_dw_bit[2]) ? rb_rdata : rb_rbuf[95:64]),
+                          ((rb_read_done & rb_dw_bit[1]) ? rb_rdata : rb_rbuf[63:32]),
+                          ((rb_read_done & rb_dw_bit[0]) ? rb_rdata : rb_rbuf[31:0])};
     assign rb_sent = rb_sending & m_cpl_tlp_ready;
     assign _cpl_bytes_one_dw_zext = {9'h0, cpl_lead_bytes};
     assign cpl_bytes_one_dw = (rb_hdr[67:64] == 4'h0) ? 12'h1
@@ -289,61 +306,69 @@ module onic_pcie_manager_regbar (
                                - {9'h0, cpl_trail_bytes};
     assign cpl_byte_count = ((rb_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw);
     assign cpl_lower_addr = {rb_address[6:2], cpl_lead_bytes[1:0]};
-    assign _rb_cpl_hdr_concat = {3'h0, 5'ha, rb_tag[9], rb_hdr[118:116], rb_tag[8], rb_hdr[114],
-                                4'h0, rb_hdr[109:108], 12'h0, self_id, 3'h0, 1'h0, cpl_byte_count,
-                                rb_requester, rb_tag[7:0], 1'h0, cpl_lower_addr};
-    assign _rb_next_cpl_not = ~rb_at_last;
-    assign rb_next_cpl = rb_sent & rb_cpl_end & _rb_next_cpl_not;
-    assign _rb_cpl_len_zext = {1'h0, rb_address[31:2]};
-    assign _rb_cpl_len_add_2 = rb_dw_addr + 31'h1;
-    assign _rb_cpl_len_mux_2 = rb_deciding ? _rb_cpl_len_zext : _rb_cpl_len_add_2;
-    assign _rb_cpl_len_sub = {2'h0, rb_mps_mask} - {2'h0, (_rb_cpl_len_mux_2[8:0] & rb_mps_mask)};
-    assign _rb_cpl_len_add = rb_dw + 11'h1;
-    assign _rb_cpl_len_mux = rb_deciding ? _rb_last_dw_sub : (rb_last_dw - _rb_cpl_len_add);
-    assign _rb_cpl_len_or = rb_deciding | rb_next_cpl;
-    assign _rb_bc_left_sub = {({2'h0, rb_cpl_len} + 13'h1), 2'h0} - {13'h0, rb_cpl_la[1:0]};
-    assign _rb_cpl_hdr_add = rb_cpl_len + 11'h1;
-    assign rb_cpl_hdr = {3'h2, _rb_cpl_hdr_concat[92:74], _rb_cpl_hdr_add[9:0],
-                        _rb_cpl_hdr_concat[63:44], rb_bc_left[11:0], _rb_cpl_hdr_concat[31:7],
-                        rb_cpl_la};
+    assign rb_cpl_first = {3'h0, 5'ha, rb_tag[9], rb_hdr[118:116], rb_tag[8], rb_hdr[114], 4'h0,
+                          rb_hdr[109:108], 12'h0, self_id, 3'h0, 1'h0, cpl_byte_count, rb_requester,
+                          rb_tag[7:0], 1'h0, cpl_lower_addr};
+    assign rb_next_cpl = rb_sent & rb_cpl_end & rb_more;
+    assign rb_hdr_dw_addr = {1'h0, rb_address[31:2]};
+    assign rb_dw_addr_next = rb_dw_addr + 31'h1;
+    assign rb_cpl_start = rb_deciding ? rb_hdr_dw_addr : rb_dw_addr_next;
+    assign rb_to_boundary = {2'h0, rb_mps_mask} - {2'h0, (rb_cpl_start[8:0] & rb_mps_mask)};
+    assign rb_to_end = rb_deciding ? rb_last_dw_in : (rb_last_dw - rb_dw_next);
+    assign rb_cpl_begin = rb_deciding | rb_next_cpl;
+    assign rb_cpl_bytes = {({2'h0, rb_cpl_len} + 13'h1), 2'h0} - {13'h0, rb_cpl_la[1:0]};
+    assign rb_cpl_dws = rb_cpl_len + 11'h1;
+    assign rb_cpl_hdr = {3'h2, rb_cpl_first[92:74], rb_cpl_dws[9:0], rb_cpl_first[63:44],
+                        rb_bc_left[11:0], rb_cpl_first[31:7], rb_cpl_la};
     assign rb_no_more = rb_writing & s_tlp_valid & (~rb_have);
-    assign _rb_ready_and = rb_deciding & rb_is_read;
-    assign rb_ready = (rb_idle & (~s_tlp_sop)) | _rb_ready_and | rb_draining
+    assign rb_read_decided = rb_deciding & rb_is_read;
+    assign rb_ready = (rb_idle & (~s_tlp_sop)) | rb_read_decided | rb_draining
                       | (rb_write_done & (rb_at_last | (rb_dw[3:0] == 4'hf))) | rb_no_more;
-    assign _rb_advance_or = rb_at_last | (rb_cpl_pos[3:0] == 4'hf) | rb_cpl_end;
-    assign _rb_advance_and = rb_sent & _rb_next_cpl_not;
-    assign rb_advance = (rb_write_done & _rb_next_cpl_not) | (rb_read_done & (~_rb_advance_or))
-                        | _rb_advance_and;
-    assign _rb_cpl_pos_add = rb_cpl_pos + 11'h1;
-    assign _rb_to_slots_ltu_4 = _rb_cpl_len_zext < 31'h400;
-    assign _rb_to_slots_ltu_3 = _rb_cpl_len_zext < 31'h2000;
-    assign _rb_to_slots_ltu_2 = _rb_cpl_len_add_2 < 31'h400;
-    assign _rb_to_slots_ltu = _rb_cpl_len_add_2 < 31'h2000;
-    assign _rb_to_msix_mux = rb_deciding ? ((~_rb_to_slots_ltu_3) & (_rb_cpl_len_zext < 31'h2100))
-                             : (rb_advance ? ((~_rb_to_slots_ltu) & (_rb_cpl_len_add_2 < 31'h2100))
+    assign rb_sent_more = rb_sent & rb_more;
+    assign rb_advance = (rb_write_done & rb_more) | (rb_read_done & (~rb_read_stops))
+                        | rb_sent_more;
+    assign rb_cpl_pos_next = rb_cpl_pos + 11'h1;
+    assign rb_hdr_below_manager_end = rb_hdr_dw_addr < 31'h400;
+    assign rb_hdr_below_slots_end = rb_hdr_dw_addr < 31'h2000;
+    assign rb_hdr_below_msix_end = rb_hdr_dw_addr < 31'h2100;
+    assign rb_hdr_below_counters = rb_hdr_dw_addr < 31'h3400;
+    assign rb_hdr_below_counters_end = rb_hdr_dw_addr < 31'h3800;
+    assign rb_next_below_manager_end = rb_dw_addr_next < 31'h400;
+    assign rb_next_below_slots_end = rb_dw_addr_next < 31'h2000;
+    assign rb_next_below_msix_end = rb_dw_addr_next < 31'h2100;
+    assign rb_next_below_counters = rb_dw_addr_next < 31'h3400;
+    assign rb_next_below_counters_end = rb_dw_addr_next < 31'h3800;
+    assign rb_to_manager_next = rb_deciding ? rb_hdr_below_manager_end
+                                : (rb_advance ? rb_next_below_manager_end : rb_to_manager);
+    assign rb_to_slots_next = rb_deciding ? ((~rb_hdr_below_manager_end) & rb_hdr_below_slots_end)
+                              : (rb_advance
+                                 ? ((~rb_next_below_manager_end) & rb_next_below_slots_end)
+                                 : rb_to_slots);
+    assign rb_to_msix_next = rb_deciding ? ((~rb_hdr_below_slots_end) & rb_hdr_below_msix_end)
+                             : (rb_advance ? ((~rb_next_below_slots_end) & rb_next_below_msix_end)
                                 : rb_to_msix);
-    assign _rb_to_counters_mux = rb_deciding
-                                 ? ((~(_rb_cpl_len_zext < 31'h3400))
-                                     & (_rb_cpl_len_zext < 31'h3800))
+    assign rb_to_counters_next = rb_deciding
+                                 ? ((~rb_hdr_below_counters) & rb_hdr_below_counters_end)
                                  : (rb_advance
-                                    ? ((~(_rb_cpl_len_add_2 < 31'h3400))
-                                        & (_rb_cpl_len_add_2 < 31'h3800))
+                                    ? ((~rb_next_below_counters) & rb_next_below_counters_end)
                                     : rb_to_counters);
-    assign _rb_state_or = (rb_write_done & rb_at_last) | rb_no_more;
-    assign _rb_state_mux_2 = (rb_sent & rb_at_last) ? RB_STATE_IDLE
-                             : (_rb_advance_and ? RB_STATE_READ
-                                : ((rb_draining & s_tlp_valid & rb_ready & s_tlp_eop)
-                                    ? RB_STATE_IDLE : rb_state));
-    assign _rb_state_mux = (rb_deciding & (~(rb_is_write | rb_is_read))) ? RB_STATE_DRAIN
-                           : ((_rb_state_or & s_tlp_eop) ? RB_STATE_IDLE
-                               : (_rb_state_or ? RB_STATE_DRAIN
-                                  : ((rb_read_done & _rb_advance_or) ? RB_STATE_SEND
-                                      : _rb_state_mux_2)));
+    assign rb_write_ends = (rb_write_done & rb_at_last) | rb_no_more;
+    assign _rb_state_next_mux_2 = (rb_sent & rb_at_last) ? RB_STATE_IDLE
+                                  : (rb_sent_more ? RB_STATE_READ
+                                     : ((rb_draining & s_tlp_valid & rb_ready & s_tlp_eop)
+                                         ? RB_STATE_IDLE : rb_state));
+    assign _rb_state_next_mux = (rb_deciding & (~(rb_is_write | rb_is_read))) ? RB_STATE_DRAIN
+                                : ((rb_write_ends & s_tlp_eop) ? RB_STATE_IDLE
+                                    : (rb_write_ends ? RB_STATE_DRAIN
+                                       : ((rb_read_done & rb_read_stops) ? RB_STATE_SEND
+                                           : _rb_state_next_mux_2)));
+    assign rb_state_next = rb_start ? RB_STATE_DECIDE
+                           : ((rb_deciding & rb_is_write) ? RB_STATE_WRITE
+                               : (rb_read_decided ? RB_STATE_READ : _rb_state_next_mux));
     assign unused = &{1'b0, rb_hdr[1:0], rb_hdr[107:106], rb_hdr[113:110], rb_address[1:0],
-                    rb_address[63:32], _rb_wdata_shr[511:32], _rb_have_shr[15:1], m_axil_bresp,
-                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp, _rb_cpl_hdr_concat[6:0],
-                    _rb_cpl_hdr_concat[43:32], _rb_cpl_hdr_concat[73:64], _rb_cpl_hdr_concat[95:93],
-                    _rb_cpl_len_mux_2[30:9], _rb_bc_left_sub[14:13], _rb_cpl_hdr_add[10]};
+                    rb_address[63:32], rb_data_from_dw[511:32], rb_keep_from_dw[15:1], m_axil_bresp,
+                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp, rb_cpl_first[73:64],
+                    rb_cpl_first[95:93], rb_cpl_start[30:9], rb_cpl_bytes[14:13], rb_cpl_dws[10]};
 `ifndef SYNTHESIS
     // rb_state by name, for waveform viewers
     wire [47:0] rb_state_name;
@@ -414,14 +439,12 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_state <= 3'h0;
         end else begin
-            rb_state <= _rb_hdr_and ? RB_STATE_DECIDE
-                        : ((rb_deciding & rb_is_write) ? RB_STATE_WRITE
-                            : (_rb_ready_and ? RB_STATE_READ : _rb_state_mux));
+            rb_state <= rb_state_next;
         end
     end
 
     always @(posedge clk) begin
-        if (_rb_hdr_and) begin
+        if (rb_start) begin
             rb_hdr <= s_tlp_hdr;
         end
     end
@@ -430,7 +453,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_last_dw <= 11'h0;
         end else if (rb_deciding) begin
-            rb_last_dw <= _rb_last_dw_sub;
+            rb_last_dw <= rb_last_dw_in;
         end
     end
 
@@ -438,7 +461,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_dw <= 11'h0;
         end else begin
-            rb_dw <= rb_deciding ? 11'h0 : (rb_advance ? _rb_cpl_len_add : rb_dw);
+            rb_dw <= rb_deciding ? 11'h0 : (rb_advance ? rb_dw_next : rb_dw);
         end
     end
 
@@ -446,8 +469,8 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_dw_addr <= 31'h0;
         end else begin
-            rb_dw_addr <= rb_deciding ? _rb_cpl_len_zext
-                          : (rb_advance ? _rb_cpl_len_add_2 : rb_dw_addr);
+            rb_dw_addr <= rb_deciding ? rb_hdr_dw_addr
+                          : (rb_advance ? rb_dw_addr_next : rb_dw_addr);
         end
     end
 
@@ -455,8 +478,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_to_manager <= 1'h0;
         end else begin
-            rb_to_manager <= rb_deciding ? _rb_to_slots_ltu_4
-                             : (rb_advance ? _rb_to_slots_ltu_2 : rb_to_manager);
+            rb_to_manager <= rb_to_manager_next;
         end
     end
 
@@ -464,9 +486,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_to_slots <= 1'h0;
         end else begin
-            rb_to_slots <= rb_deciding ? ((~_rb_to_slots_ltu_4) & _rb_to_slots_ltu_3)
-                           : (rb_advance ? ((~_rb_to_slots_ltu_2) & _rb_to_slots_ltu)
-                              : rb_to_slots);
+            rb_to_slots <= rb_to_slots_next;
         end
     end
 
@@ -474,7 +494,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_to_msix <= 1'h0;
         end else begin
-            rb_to_msix <= _rb_to_msix_mux;
+            rb_to_msix <= rb_to_msix_next;
         end
     end
 
@@ -482,7 +502,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_to_counters <= 1'h0;
         end else begin
-            rb_to_counters <= _rb_to_counters_mux;
+            rb_to_counters <= rb_to_counters_next;
         end
     end
 
@@ -490,9 +510,9 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_aw_done <= 1'h0;
         end else begin
-            rb_aw_done <= (rb_aw_done | (_m_axil_awvalid_and & m_axil_awready)
-                           | (_m_slot_axil_awvalid_and & m_slot_axil_awready))
-                          & _rb_aw_done_not;
+            rb_aw_done <= (rb_aw_done | (m_axil_aw_offer & m_axil_awready)
+                           | (m_slot_axil_aw_offer & m_slot_axil_awready))
+                          & rb_dw_open;
         end
     end
 
@@ -500,9 +520,9 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_w_done <= 1'h0;
         end else begin
-            rb_w_done <= (rb_w_done | (_m_axil_wvalid_and & m_axil_wready)
-                          | (_m_slot_axil_wvalid_and & m_slot_axil_wready))
-                         & _rb_aw_done_not;
+            rb_w_done <= (rb_w_done | (m_axil_w_offer & m_axil_wready)
+                          | (m_slot_axil_w_offer & m_slot_axil_wready))
+                         & rb_dw_open;
         end
     end
 
@@ -510,9 +530,9 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_ar_done <= 1'h0;
         end else begin
-            rb_ar_done <= (rb_ar_done | (_m_axil_arvalid_and & m_axil_arready)
-                           | (_m_slot_axil_arvalid_and & m_slot_axil_arready))
-                          & _rb_aw_done_not;
+            rb_ar_done <= (rb_ar_done | (m_axil_ar_offer & m_axil_arready)
+                           | (m_slot_axil_ar_offer & m_slot_axil_arready))
+                          & rb_dw_open;
         end
     end
 
@@ -520,12 +540,12 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_msix_pending <= 1'h0;
         end else begin
-            rb_msix_pending <= _rb_rdata_and & _rb_msix_pending_not;
+            rb_msix_pending <= rb_msix_read & rb_read_open;
         end
     end
 
     always @(posedge clk) begin
-        if (_rb_rdata_and) begin
+        if (rb_msix_read) begin
             _rb_rdata_memread <= msix_table[rb_dw_addr[7:0]];
         end
     end
@@ -534,12 +554,12 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_ctr_pending <= 1'h0;
         end else begin
-            rb_ctr_pending <= _rb_ctr_data_and & _rb_msix_pending_not;
+            rb_ctr_pending <= rb_ctr_read & rb_read_open;
         end
     end
 
     always @(posedge clk) begin
-        if (_rb_ctr_data_and) begin
+        if (rb_ctr_read) begin
             rb_ctr_data <= ctr_rdata;
         end
     end
@@ -549,14 +569,14 @@ module onic_pcie_manager_regbar (
             rb_cpl_pos <= 11'h0;
         end else begin
             rb_cpl_pos <= rb_deciding ? 11'h0
-                          : ((rb_advance & rb_reading) ? _rb_cpl_pos_add
-                              : ((rb_advance & rb_sending) ? (rb_cpl_end ? 11'h0 : _rb_cpl_pos_add)
+                          : ((rb_advance & rb_reading) ? rb_cpl_pos_next
+                              : ((rb_advance & rb_sending) ? (rb_cpl_end ? 11'h0 : rb_cpl_pos_next)
                                   : rb_cpl_pos));
         end
     end
 
     always @(posedge clk) begin
-        rb_rbuf <= _rb_rbuf_concat;
+        rb_rbuf <= rb_rbuf_next;
     end
 
     always @(posedge clk) begin
@@ -578,8 +598,8 @@ module onic_pcie_manager_regbar (
     always @(posedge clk) begin
         if (rst) begin
             rb_cpl_len <= 11'h0;
-        end else if (_rb_cpl_len_or) begin
-            rb_cpl_len <= (_rb_cpl_len_mux < _rb_cpl_len_sub) ? _rb_cpl_len_mux : _rb_cpl_len_sub;
+        end else if (rb_cpl_begin) begin
+            rb_cpl_len <= (rb_to_end < rb_to_boundary) ? rb_to_end : rb_to_boundary;
         end
     end
 
@@ -587,16 +607,16 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_bc_left <= 13'h0;
         end else begin
-            rb_bc_left <= rb_deciding ? {(cpl_byte_count == 12'h0), cpl_byte_count}
-                          : (rb_next_cpl ? (rb_bc_left - _rb_bc_left_sub[12:0]) : rb_bc_left);
+            rb_bc_left <= rb_deciding ? {(rb_cpl_first[43:32] == 12'h0), rb_cpl_first[43:32]}
+                          : (rb_next_cpl ? (rb_bc_left - rb_cpl_bytes[12:0]) : rb_bc_left);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             rb_cpl_la <= 7'h0;
-        end else if (_rb_cpl_len_or) begin
-            rb_cpl_la <= rb_deciding ? cpl_lower_addr : {_rb_cpl_len_mux_2[4:0], 2'h0};
+        end else if (rb_cpl_begin) begin
+            rb_cpl_la <= rb_deciding ? rb_cpl_first[6:0] : {rb_cpl_start[4:0], 2'h0};
         end
     end
 
@@ -605,7 +625,7 @@ module onic_pcie_manager_regbar (
     end
 
     always @(posedge clk) begin
-        if (and_164) begin
+        if (rb_msix_write) begin
             if (rb_wstrb[0]) msix_table[rb_dw_addr[7:0]][7:0] <= rb_wdata[7:0];
             if (rb_wstrb[1]) msix_table[rb_dw_addr[7:0]][15:8] <= rb_wdata[15:8];
             if (rb_wstrb[2]) msix_table[rb_dw_addr[7:0]][23:16] <= rb_wdata[23:16];
@@ -614,24 +634,24 @@ module onic_pcie_manager_regbar (
     end
 
     assign busy = ~rb_idle;
-    assign m_axil_awaddr = _m_slot_axil_awaddr_concat[11:0];
-    assign m_axil_awvalid = _m_axil_awvalid_and;
+    assign m_axil_awaddr = rb_byte_addr[11:0];
+    assign m_axil_awvalid = m_axil_aw_offer;
     assign m_axil_wdata = rb_wdata;
     assign m_axil_wstrb = rb_wstrb;
-    assign m_axil_wvalid = _m_axil_wvalid_and;
-    assign m_axil_bready = _m_axil_bready_and;
-    assign m_axil_araddr = _m_slot_axil_awaddr_concat[11:0];
-    assign m_axil_arvalid = _m_axil_arvalid_and;
-    assign m_axil_rready = _m_axil_rready_and;
-    assign m_slot_axil_awaddr = _m_slot_axil_awaddr_concat;
-    assign m_slot_axil_awvalid = _m_slot_axil_awvalid_and;
+    assign m_axil_wvalid = m_axil_w_offer;
+    assign m_axil_bready = m_axil_b_wait;
+    assign m_axil_araddr = rb_byte_addr[11:0];
+    assign m_axil_arvalid = m_axil_ar_offer;
+    assign m_axil_rready = m_axil_r_wait;
+    assign m_slot_axil_awaddr = rb_byte_addr;
+    assign m_slot_axil_awvalid = m_slot_axil_aw_offer;
     assign m_slot_axil_wdata = rb_wdata;
     assign m_slot_axil_wstrb = rb_wstrb;
-    assign m_slot_axil_wvalid = _m_slot_axil_wvalid_and;
-    assign m_slot_axil_bready = _m_slot_axil_bready_and;
-    assign m_slot_axil_araddr = _m_slot_axil_awaddr_concat;
-    assign m_slot_axil_arvalid = _m_slot_axil_arvalid_and;
-    assign m_slot_axil_rready = _m_slot_axil_rready_and;
+    assign m_slot_axil_wvalid = m_slot_axil_w_offer;
+    assign m_slot_axil_bready = m_slot_axil_b_wait;
+    assign m_slot_axil_araddr = rb_byte_addr;
+    assign m_slot_axil_arvalid = m_slot_axil_ar_offer;
+    assign m_slot_axil_rready = m_slot_axil_r_wait;
     assign ctr_index = rb_dw_addr[9:0];
     assign m_cpl_tlp_hdr = rb_cpl_hdr_r;
     assign m_cpl_tlp_data = rb_rbuf;

@@ -56,12 +56,12 @@ module onic_slot1_kernel (
 );
     reg  axil_zero_bvalid = 1'h0; // hdlgen/axil/bus.go:66
     reg  axil_zero_rvalid = 1'h0; // hdlgen/axil/bus.go:66
-    wire _s_axil_awready_and; // hdlgen/axil/bus.go:67
-    wire _s_axil_arready_not; // hdlgen/axil/bus.go:69
+    wire axil_zero_write; // hdlgen/axil/bus.go:67
+    wire axil_zero_read_idle; // hdlgen/axil/bus.go:69
     wire unused;
 
-    assign _s_axil_awready_and = s_axil_awvalid & s_axil_wvalid & (~axil_zero_bvalid);
-    assign _s_axil_arready_not = ~axil_zero_rvalid;
+    assign axil_zero_write = s_axil_awvalid & s_axil_wvalid & (~axil_zero_bvalid);
+    assign axil_zero_read_idle = ~axil_zero_rvalid;
     assign unused = &{1'b0, s_tdata, s_tkeep, s_tlast, s_tvalid, s1_tdata, s1_tkeep, s1_tlast,
                     s1_tvalid, m_tready, m_cpl_ready, m_irq_ready, s_axil_awaddr, s_axil_wdata,
                     s_axil_wstrb, s_axil_araddr};
@@ -70,7 +70,7 @@ module onic_slot1_kernel (
         if (rst) begin
             axil_zero_bvalid <= 1'h0;
         end else begin
-            axil_zero_bvalid <= _s_axil_awready_and ? 1'h1 : (axil_zero_bvalid & (~s_axil_bready));
+            axil_zero_bvalid <= axil_zero_write ? 1'h1 : (axil_zero_bvalid & (~s_axil_bready));
         end
     end
 
@@ -78,7 +78,7 @@ module onic_slot1_kernel (
         if (rst) begin
             axil_zero_rvalid <= 1'h0;
         end else begin
-            axil_zero_rvalid <= (s_axil_arvalid & _s_axil_arready_not) ? 1'h1
+            axil_zero_rvalid <= (s_axil_arvalid & axil_zero_read_idle) ? 1'h1
                                 : (axil_zero_rvalid & (~s_axil_rready));
         end
     end
@@ -92,11 +92,11 @@ module onic_slot1_kernel (
     assign m_irq_valid = 1'h0;
     assign m_irq_addr = 64'h0;
     assign m_irq_data = 32'h0;
-    assign s_axil_awready = _s_axil_awready_and;
-    assign s_axil_wready = _s_axil_awready_and;
+    assign s_axil_awready = axil_zero_write;
+    assign s_axil_wready = axil_zero_write;
     assign s_axil_bvalid = axil_zero_bvalid;
     assign s_axil_bresp = 2'h0;
-    assign s_axil_arready = _s_axil_arready_not;
+    assign s_axil_arready = axil_zero_read_idle;
     assign s_axil_rvalid = axil_zero_rvalid;
     assign s_axil_rdata = 32'h0;
     assign s_axil_rresp = 2'h0;
