@@ -111,7 +111,8 @@ SOAK_HOSTILE_MODEL ?= 20000
 ## the cards compiled at run time against the interpreted ones.
 SOAK_RTL_SESSIONS ?= 200
 ## And random link-partner fault sequences on the model and on the cards
-## (SOAK_RTL_FAULTS sequences in one run).
+## (SOAK_RTL_FAULTS sequences in one run), and every board top synthesised
+## with Yosys (docs/hdl.md, "Board tops").
 SOAK_RTL_FAULTS ?= 300
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
@@ -137,6 +138,7 @@ soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestFaultsAgainstModel' ./hdlgen/cardsim -v \
 	  -fault-sequences $(SOAK_RTL_FAULTS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestRTLCompiled' ./cli -v -rtl-compile | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestBoardSynth' ./hdlgen/bundle -v -board-synth | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

@@ -1,6 +1,7 @@
 package bundle_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -133,18 +134,36 @@ func TestBoardTops(t *testing.T) {
 	}
 }
 
-// TestBoardTopFromReset simulates the U250's board top under Icarus from
-// time 0 with PERST# asserted and then released: the PCIe block's
+// TestBoardTopFromReset simulates every preset's board top under Icarus
+// from time 0 with PERST# asserted and then released: the PCIe block's
 // stand-in idles, each port's transceiver stand-in loops its lanes back.
 // Both ports' GTY wrappers lock and bond their four lanes and each
-// port's link layer, hearing itself, trains and comes up, with nothing
-// in the card's drop or error counters.
+// port's link layer, hearing itself, trains and comes up and stays up,
+// with nothing in the card's link error counters and the QSFP modules
+// (where the FPGA drives them) out of reset in high-power mode.
 func TestBoardTopFromReset(t *testing.T) {
 	iverilog := tools.Require(t, "iverilog")
 	vvp := tools.Require(t, "vvp")
-	dir, files := boardBundle(t, "u250", 16)
-	tb := `
-` + "`timescale 1ns/1ps" + `
+	for _, name := range bundle.BoardNames() {
+		t.Run(name, func(t *testing.T) {
+			b, _ := bundle.LookupBoard(name)
+			dir, files := boardBundle(t, name, 16)
+			var conns, decls, side []string
+			for i, cg := range b.Cages {
+				q := strings.ToLower(cg.Name)
+				conns = append(conns, fmt.Sprintf(".%s_refclk_p(qsfp_refclk), .%s_refclk_n(~qsfp_refclk), .%s_rxp(4'h0), .%s_rxn(4'hf), .%s_txp(txp%d), .%s_txn(txn%d)", q, q, q, q, q, i, q, i))
+				decls = append(decls, fmt.Sprintf("wire [3:0] txp%d, txn%d;", i, i))
+				if cg.ResetL != "" {
+					conns = append(conns, fmt.Sprintf(".%s_resetl(resetl%d), .%s_lpmode(lpmode%d)", q, i, q, i))
+					decls = append(decls, fmt.Sprintf("wire resetl%d, lpmode%d;", i, i))
+					side = append(side, fmt.Sprintf("resetl%d", i), fmt.Sprintf("~lpmode%d", i))
+				}
+			}
+			sideOK := "1'b1"
+			if len(side) > 0 {
+				sideOK = "&{" + strings.Join(side, ", ") + "}"
+			}
+			tb := "`timescale 1ns/1ps\n" + `
 module tb;
     reg pcie_refclk = 1'b0;
     reg qsfp_refclk = 1'b0;
@@ -152,15 +171,11 @@ module tb;
     always #5 pcie_refclk = ~pcie_refclk;
     always #3.2 qsfp_refclk = ~qsfp_refclk;
     wire [15:0] txp, txn;
-    wire [3:0] q0p, q0n, q1p, q1n;
-    wire q0r, q0l, q1r, q1l;
-    onic_board_u250 dut (
+    ` + strings.Join(decls, "\n    ") + `
+    ` + b.TopName() + ` dut (
         .pcie_refclk_p(pcie_refclk), .pcie_refclk_n(~pcie_refclk), .pcie_perst_n(perst_n),
         .pci_exp_rxp(16'h0), .pci_exp_rxn(16'hffff), .pci_exp_txp(txp), .pci_exp_txn(txn),
-        .qsfp0_refclk_p(qsfp_refclk), .qsfp0_refclk_n(~qsfp_refclk), .qsfp0_rxp(4'h0), .qsfp0_rxn(4'hf),
-        .qsfp0_txp(q0p), .qsfp0_txn(q0n), .qsfp0_resetl(q0r), .qsfp0_lpmode(q0l),
-        .qsfp1_refclk_p(qsfp_refclk), .qsfp1_refclk_n(~qsfp_refclk), .qsfp1_rxp(4'h0), .qsfp1_rxn(4'hf),
-        .qsfp1_txp(q1p), .qsfp1_txn(q1n), .qsfp1_resetl(q1r), .qsfp1_lpmode(q1l));
+        ` + strings.Join(conns, ",\n        ") + `);
     integer f, i;
     initial begin
         f = $fopen("out.log", "w");
@@ -168,7 +183,7 @@ module tb;
         for (i = 0; i < 60; i = i + 1) begin
             #1000 $fdisplay(f, "t %0d a %0d %0d b %0d %0d", i, dut.port_a_phy_up, dut.onic.port_a_state, dut.port_b_phy_up, dut.onic.port_b_state);
         end
-        $fdisplay(f, "resetl %0d %0d lpmode %0d %0d", q0r, q1r, q0l, q1l);
+        $fdisplay(f, "sideband %0d", ` + sideOK + `);
         $fdisplay(f, "counters %0d %0d %0d %0d %0d %0d", dut.onic.port_a_crc_errors, dut.onic.port_a_lost, dut.onic.port_a_malformed,
             dut.onic.port_b_crc_errors, dut.onic.port_b_lost, dut.onic.port_b_malformed);
         $fclose(f);
@@ -176,39 +191,40 @@ module tb;
     end
 endmodule
 `
-	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(tb), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	lines, err := tbrun.IcarusGen(dir, boardSources(t, dir, files), iverilog, vvp, "2012")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s of simulated time in %v", "60 us", time.Since(start).Round(time.Millisecond))
-	upAt := -1
-	for i, l := range lines {
-		var n, au, as, bu, bs int
-		if _, err := fmt.Sscanf(l, "t %d a %d %d b %d %d", &n, &au, &as, &bu, &bs); err != nil {
-			continue
-		}
-		if au == 1 && bu == 1 && as == 2 && bs == 2 {
-			if upAt < 0 {
-				upAt = i
+			if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(tb), 0o644); err != nil {
+				t.Fatal(err)
 			}
-		} else if upAt >= 0 {
-			t.Fatalf("a port fell at %d us after coming up at %d us: %s", i, upAt, l)
-		}
+			start := time.Now()
+			lines, err := tbrun.IcarusGen(dir, boardSources(t, dir, files), iverilog, vvp, "2012")
+			if err != nil {
+				t.Fatal(err)
+			}
+			upAt := -1
+			for i, l := range lines {
+				var n, au, as, bu, bs int
+				if _, err := fmt.Sscanf(l, "t %d a %d %d b %d %d", &n, &au, &as, &bu, &bs); err != nil {
+					continue
+				}
+				if au == 1 && bu == 1 && as == 2 && bs == 2 {
+					if upAt < 0 {
+						upAt = i
+					}
+				} else if upAt >= 0 {
+					t.Fatalf("a port fell at %d us after coming up at %d us: %s", i, upAt, l)
+				}
+			}
+			if upAt < 0 {
+				t.Fatalf("ports never up:\n%s", strings.Join(lines, "\n"))
+			}
+			if got := lines[len(lines)-2]; got != "sideband 1" {
+				t.Errorf("QSFP sideband: %s", got)
+			}
+			if got := lines[len(lines)-1]; got != "counters 0 0 0 0 0 0" {
+				t.Errorf("link counters: %s", got)
+			}
+			t.Logf("both ports up %d us after PERST# released (60 us simulated in %v)", upAt, time.Since(start).Round(time.Millisecond))
+		})
 	}
-	if upAt < 0 {
-		t.Fatalf("ports never up:\n%s", strings.Join(lines, "\n"))
-	}
-	if got := lines[len(lines)-2]; got != "resetl 1 1 lpmode 0 0" {
-		t.Errorf("QSFP sideband: %s", got)
-	}
-	if got := lines[len(lines)-1]; got != "counters 0 0 0 0 0 0" {
-		t.Errorf("link counters: %s", got)
-	}
-	t.Logf("both ports up %d us after PERST# released", upAt)
 }
 
 // runIn runs name with args in dir and returns what it printed.
@@ -307,5 +323,43 @@ func TestGoldenBoard(t *testing.T) {
 	}
 	if n < 9 {
 		t.Errorf("%d board files", n)
+	}
+}
+
+var boardSynth = flag.Bool("board-synth", false, "synthesise every board top with Yosys (minutes each; make soak)")
+
+// TestBoardSynth (make soak: -board-synth) synthesises each preset's
+// board top with Yosys's synth_xilinx for UltraScale+ (the PCIe and
+// transceiver IP black boxes, their stand-ins giving the ports): the
+// card and the GTY wrappers are kept whole (they drive the IPs), each IP
+// is one cell, and the table in docs/hdl.md ("Board tops") is what it
+// logs.
+func TestBoardSynth(t *testing.T) {
+	if !*boardSynth {
+		t.Skip("minutes of Yosys a board: make soak runs it (-board-synth)")
+	}
+	for _, name := range bundle.BoardNames() {
+		b, _ := bundle.LookupBoard(name)
+		dir, files := boardBundle(t, name, 0)
+		var srcs, lib []string
+		for _, f := range boardSources(t, dir, files) {
+			switch {
+			case strings.HasPrefix(f, "board/standin/onic_"):
+				lib = append(lib, filepath.Join(dir, f))
+			case strings.HasPrefix(f, "board/standin/"):
+				// The primitives: Yosys's own UltraScale+ cells.
+			default:
+				srcs = append(srcs, filepath.Join(dir, f))
+			}
+		}
+		start := time.Now()
+		r, err := check.SynthFiles(srcs, b.TopName(), check.Options{UltraRAM: true, BlackBoxes: lib})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("| `%s` | %d | %d | %d | %d | %d | %.0f MHz (%s to %s) | %v", name, r.LUT, r.FF, r.LUTRAM, r.BRAM, r.URAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To, time.Since(start).Round(time.Second))
+		if r.LUT < 20000 || r.FF < 20000 {
+			t.Errorf("%s: %d LUTs, %d flip-flops: the card was not kept", name, r.LUT, r.FF)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +128,10 @@ type Options struct {
 	// UltraScale maps for UltraScale (synth_xilinx -family xcu), which
 	// has UltraScale block RAM and DSP cells and no UltraRAM.
 	UltraScale bool
+	// BlackBoxes are Verilog files whose modules are black boxes to the
+	// synthesis (read with read_verilog -lib): a board top's vendor IP,
+	// whose stand-ins give the ports and keep what drives them.
+	BlackBoxes []string
 }
 
 // Progress hears a check advance: a step ("lint", "compile", "synthesis")
@@ -291,6 +296,21 @@ func Synth(dir, top string) (Resources, error) { return synthDir(dir, top, synth
 // found before (onic fw build --no-cache).
 func SynthFresh(dir, top string) (Resources, error) { return synthDir(dir, top, synthYosys) }
 
+// SynthFiles is Synth over the given files, with o (its black boxes,
+// its family).
+func SynthFiles(files []string, top string, o Options) (Resources, error) {
+	yosys, err := tool("yosys")
+	if err != nil {
+		return Resources{}, err
+	}
+	tmp, err := os.MkdirTemp("", "onic-synth")
+	if err != nil {
+		return Resources{}, err
+	}
+	defer os.RemoveAll(tmp)
+	return synth(yosys, tmp, files, top, o)
+}
+
 // synthDir runs run on top over dir's .v files in a scratch directory.
 func synthDir(dir, top string, run func(yosys, tmp string, files []string, top string, o Options) (Resources, error)) (Resources, error) {
 	files, err := vFiles(dir)
@@ -375,7 +395,7 @@ func cachePath(files []string, top string, o Options) string {
 	h.Write(v)
 	h.Write(sourceSum())
 	fmt.Fprintf(h, "top %s uram %v xcu %v\n", top, o.UltraRAM, o.UltraScale)
-	for _, f := range files {
+	for _, f := range append(slices.Clone(o.BlackBoxes), files...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return ""
@@ -428,8 +448,12 @@ func synthYosys(yosys, tmp string, files []string, top string, o Options) (Resou
 	case o.UltraScale:
 		family = "-family xcu "
 	}
-	script := fmt.Sprintf("read_verilog %s; synth_xilinx %s-noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
-		strings.Join(files, " "), family, top, stat, netlist)
+	lib := ""
+	if len(o.BlackBoxes) > 0 {
+		lib = "read_verilog -lib " + strings.Join(o.BlackBoxes, " ") + "; "
+	}
+	script := fmt.Sprintf("%sread_verilog %s; synth_xilinx %s-noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
+		lib, strings.Join(files, " "), family, top, stat, netlist)
 	out, err := runYosys(yosys, script)
 	if err != nil {
 		return Resources{}, fmt.Errorf("yosys on %s: %v\n%s", top, err, tail(string(out)))
@@ -474,8 +498,8 @@ func synthYosys(yosys, tmp string, files []string, top string, o Options) (Resou
 	}
 	// Logic depth on a generic LUT6 mapping, flip-flops kept as Yosys's own
 	// cells (which ltp -noff leaves out) and memories as single cells.
-	depth := fmt.Sprintf("read_verilog %s; hierarchy -top %s; proc; flatten; opt; wreduce; memory -nomap; opt; techmap; opt; abc -lut 6; opt_clean; ltp -noff",
-		strings.Join(files, " "), top)
+	depth := fmt.Sprintf("%sread_verilog %s; hierarchy -top %s; proc; flatten; opt; wreduce; memory -nomap; opt; techmap; opt; abc -lut 6; opt_clean; ltp -noff",
+		lib, strings.Join(files, " "), top)
 	out, err = runYosys(yosys, depth)
 	if err != nil {
 		return Resources{}, fmt.Errorf("yosys (depth) on %s: %v\n%s", top, err, tail(string(out)))
