@@ -215,7 +215,7 @@ func TestHDLGenCard(t *testing.T) {
 		// scenario's fp32-to-bf16 is in slot 1 and the allreduce's
 		// two-input sum-int32 in slot 0 of onicC, the other slots empty.
 		for k := range 4 {
-			cell := fmt.Sprintf("card/slot%d/kernel", k)
+			cell := fmt.Sprintf("card/slot%d_kernel", k)
 			if !strings.Contains(string(tcl), "set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}"+cell+"]") {
 				t.Fatalf("%s: build.tcl makes no reconfigurable partition of %s", c.name, cell)
 			}
@@ -225,7 +225,7 @@ func TestHDLGenCard(t *testing.T) {
 			}
 		}
 		for _, k := range []struct{ scenario, line string }{
-			{"offload", "# card/slot1/kernel: fp32-to-bf16\n"}, {"allreduce", "# card/slot0/kernel: sum-int32\n"},
+			{"offload", "# card/slot1_kernel: fp32-to-bf16\n"}, {"allreduce", "# card/slot0_kernel: sum-int32\n"},
 		} {
 			if has := strings.Contains(string(tcl), k.line); has != (c.name == k.scenario) {
 				t.Fatalf("%s: build.tcl has %q: %v", c.name, k.line, has)

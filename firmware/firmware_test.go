@@ -181,7 +181,7 @@ func TestBuild(t *testing.T) {
 		has  string
 	}{
 		{"static/onic_top.v", -1, "module onic_top"},
-		{"static/onic_slot0.v", -1, "onic_slot0_kernel kernel ("},
+		{"static/onic_card.v", -1, "onic_slot0_kernel slot0_kernel ("},
 		{"static/dfx/onic_slot1_kernel_stub.v", -1, "(* black_box *)"},
 		{"static/build.tcl", -1, "read_slot [file join $dir .. slot1]"},
 		{"slot0/onic_slot0_kernel.v", 0, "module onic_slot0_kernel"},

@@ -257,7 +257,7 @@ func TestBoardBuildFlows(t *testing.T) {
 		"read_verilog DIR/onic_top.v", "read_verilog DIR/board/" + b.TopName() + ".v", "read_verilog DIR/board/onic_gty_tx.v",
 		"read_verilog DIR/board/onic_gty_rx.v", "read_xdc DIR/board/" + b.TopName() + ".xdc",
 		"create_ip -name pcie4c_uscale_plus -vendor xilinx.com -library ip -module_name onic_pcie4 -dir DIR/ip",
-		"synth_design -top " + b.TopName() + " -part " + b.Part, "set_property HD.RECONFIGURABLE true onic/card/slot0/kernel",
+		"synth_design -top " + b.TopName() + " -part " + b.Part, "set_property HD.RECONFIGURABLE true onic/card/slot0_kernel",
 		"write_bitstream -force DIR/onic_top.bit",
 	} {
 		if !has(calls, w) {

@@ -242,7 +242,7 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		pt := partition{slot: s.Config.Slot, cell: "card/slot" + fmt.Sprint(s.Config.Slot) + "/kernel", module: s.RM.Name(), kernel: "empty", image: image}
+		pt := partition{slot: s.Config.Slot, cell: fmt.Sprintf("card/slot%d_kernel", s.Config.Slot), module: s.RM.Name(), kernel: "empty", image: image}
 		pt.region = o.Regions[s.Config.Slot]
 		if s.Config.Kernel != nil {
 			pt.kernel = s.Config.Kernel.Name

@@ -79,9 +79,9 @@ error: onic_fit: the part has no clock regions from row 0 up that hold 2000000 1
 func TestBuildTclParses(t *testing.T) {
 	tclsh := tools.Require(t, "tclsh")
 	for _, tcl := range [][]byte{
-		tcl("onic_top", Options{Part: "xcvu9p-flga2104-2L-e"}, []string{"a.v"}, []partition{{cell: "card/slot0/kernel", module: "m0", kernel: "x", sources: []string{"m0.v"}, region: Region{1, 2, 3, 4}},
-			{cell: "card/slot1/kernel", module: "m1", kernel: "empty", sources: []string{"m1.v"}}}, nil, nil),
-		tcl("onic_top", Options{Part: "xcvu9p-flga2104-2L-e"}, []string{"a.v"}, []partition{{slot: 0, cell: "card/slot0/kernel", module: "m0", image: true, region: Region{1, 2, 3, 4}}}, nil, nil),
+		tcl("onic_top", Options{Part: "xcvu9p-flga2104-2L-e"}, []string{"a.v"}, []partition{{cell: "card/slot0_kernel", module: "m0", kernel: "x", sources: []string{"m0.v"}, region: Region{1, 2, 3, 4}},
+			{cell: "card/slot1_kernel", module: "m1", kernel: "empty", sources: []string{"m1.v"}}}, nil, nil),
+		tcl("onic_top", Options{Part: "xcvu9p-flga2104-2L-e"}, []string{"a.v"}, []partition{{slot: 0, cell: "card/slot0_kernel", module: "m0", image: true, region: Region{1, 2, 3, 4}}}, nil, nil),
 	} {
 		p := filepath.Join(t.TempDir(), "build.tcl")
 		if err := os.WriteFile(p, tcl, 0o644); err != nil {

@@ -88,7 +88,7 @@ func TestBuildTclFlows(t *testing.T) {
 		t.Fatalf("out of context: %s", msg)
 	}
 	want := []string{synthTop, "read_xdc -mode out_of_context DIR/onic_top.xdc", "create_ip -name pcie4_uscale_plus -vendor xilinx.com -library ip -module_name onic_pcie4 -dir DIR/ip",
-		"set_property HD.RECONFIGURABLE true card/slot0/kernel", "read_checkpoint -cell card/slot3/kernel DIR/onic_slot3_kernel_EMPTY_synth.dcp", "route_design"}
+		"set_property HD.RECONFIGURABLE true card/slot0_kernel", "read_checkpoint -cell card/slot3_kernel DIR/onic_slot3_kernel_EMPTY_synth.dcp", "route_design"}
 	for k := range 4 {
 		want = append(want, "synth_design -top onic_slot"+string(rune('0'+k))+"_kernel -part xcvu9p-flga2104-2L-e -mode out_of_context")
 	}
@@ -112,7 +112,7 @@ func TestBuildTclFlows(t *testing.T) {
 	}
 	for _, w := range []string{"read_verilog /b/top.v", "read_verilog /b/gt.v", "read_xdc /b/board.xdc",
 		"synth_design -top onic_board_u250 -part xcvu9p-flga2104-2L-e",
-		"set_property HD.RECONFIGURABLE true onic/card/slot0/kernel", "add_cells_to_pblock pblock_card_slot2_kernel onic/card/slot2/kernel",
+		"set_property HD.RECONFIGURABLE true onic/card/slot0_kernel", "add_cells_to_pblock pblock_card_slot2_kernel onic/card/slot2_kernel",
 		"write_bitstream -force DIR/onic_top.bit"} {
 		if !has(board, w) {
 			t.Errorf("board: no %q", w)

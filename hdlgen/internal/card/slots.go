@@ -2,6 +2,8 @@ package card
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
 	"onic/desc"
@@ -63,17 +65,46 @@ func SlotsOf(d *manager.Design, ks []desc.Kernel) ([]Slot, error) {
 		}
 	}
 	slots := make([]Slot, len(cs))
+	// Slots of one shape share one static module: onic_slot, then
+	// onic_slot_2, onic_slot_3, ... for further shapes, in slot order.
+	var shapes []slot.Config
+	var statics []*ir.Module
 	for i, c := range cs {
 		rm, err := slot.RM(c)
 		if err != nil {
 			return nil, fmt.Errorf("slot %d: %v", i, err)
 		}
-		slots[i] = Slot{Config: c, Static: slot.Build(c, rm), RM: rm}
-		if err := slots[i].Static.Check(); err != nil {
-			return nil, fmt.Errorf("slot %d: %v", i, err)
+		k := slices.IndexFunc(shapes, func(o slot.Config) bool { return sameShape(o, c) })
+		if k < 0 {
+			name := "onic_slot"
+			if len(shapes) > 0 {
+				name = fmt.Sprintf("onic_slot_%d", len(shapes)+1)
+			}
+			st := slot.Build(c, name)
+			if err := st.Check(); err != nil {
+				return nil, fmt.Errorf("slot %d: %v", i, err)
+			}
+			k, shapes, statics = len(shapes), append(shapes, c), append(statics, st)
 		}
+		slots[i] = Slot{Config: c, Static: statics[k], RM: rm}
 	}
 	return slots, nil
+}
+
+// sameShape says whether slots a and b have the same static logic: all
+// of their configuration but their number and kernel.
+func sameShape(a, b slot.Config) bool {
+	norm := func(c slot.Config) slot.Config {
+		if c.Inputs == 0 {
+			c.Inputs = 1
+			if c.Kernel != nil {
+				c.Inputs = c.Kernel.Inputs
+			}
+		}
+		c.Slot, c.Kernel = 0, nil
+		return c
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
 }
 
 // buildSlots places the kernel slots: ins are each ingress's TLPs for
@@ -114,7 +145,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 		slotLite.Select(m, w, r, local).Into(sin, "s_axil_")
 		ready := m.Wire(p+"_out_ready", 1)
 		sin["m_tlp_ready"] = ready
-		out := m.Instance(p, s.Static, sin)
+		out := slot.Join(m, p, s.Static, s.RM, sin)
 		for i := range ins {
 			m.Assign(outs[i][k].Ready, out["s_"+ingressNames[i]+"_tlp_ready"])
 		}

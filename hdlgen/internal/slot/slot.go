@@ -12,6 +12,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strings"
+	"sync"
 
 	"onic/desc"
 	"onic/hdlgen/axil"
@@ -282,11 +284,18 @@ func RM(c Config) (*ir.Module, error) {
 	return m, m.Check()
 }
 
-// Build is the slot's static module, onic_slot<N>: TLPs steered into the
+// Build is the slot's static module, named name: TLPs steered into the
 // slot, each ingress's on its own stream (s_host_tlp_*, s_port_a_tlp_*,
 // s_port_b_tlp_*), go through the kernel, and what it
 // sends leaves as posted writes on m_tlp_*, followed by the task shell's
-// completion records and MSI-X messages.
+// completion records and MSI-X messages. The kernel is the slot's
+// reconfigurable module (RM), which sits beside the static module
+// (Join), reached through the static module's kernel_* ports: kernel_p
+// is an output for each of the RM's inputs p, an input for each of its
+// outputs, but for its AXI-Lite slave, which the register block reaches
+// directly. Nothing in the static module depends on the kernel, so
+// slots of one shape (egress, translated base, inputs, proxy IDs, pair
+// buffers) share one static module whichever kernels fill them.
 //
 // A TLP is decided on its first beat, as the emulator's kernel slots
 // decide: one that is not a posted write is dropped (drop_not_write); a
@@ -307,11 +316,11 @@ func RM(c Config) (*ir.Module, error) {
 // Long: one netlist, written in the order its signals flow (as the
 // Verilog prints it); its stages share most of their wires, and pieces
 // would only hand them back and forth.
-func Build(c Config, rm *ir.Module) *ir.Module {
-	m := ir.NewModule(c.Name())
+func Build(c Config, name string) *ir.Module {
+	rm := interfaceOf(c.inputs())
+	m := ir.NewModule(name)
 	m.Describe("self_id", "The O-NIC's routing ID: the requester of the kernel's writes to the host.")
 	m.Describe("local_busy", "A register write may still be on its way to the task shells: a write for the slot waits for it.")
-	m.Describe("s_axil_", "The slot's register page: the task shell's registers below 0x1000, the kernel's own above.")
 	m.Describe("s_host_tlp_", "Writes for the slot from the host, as the manager steers them: a 128-bit header, the payload from byte 0, a keep bit per DW, sop and eop.")
 	m.Describe("s_port_a_tlp_", "The same from optical port A (kernel_in ranges).")
 	m.Describe("s_port_b_tlp_", "The same from optical port B.")
@@ -320,14 +329,10 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	m.Describe("m_tlp_", "The kernel's output as posted writes to its egress, then the task shell's completion records and MSI-X messages.")
 	self := m.Input("self_id", 16)
 	localBusy := m.Input("local_busy", 1)
+	m.Describe("kernel_", "The reconfigurable module beside the slot: its inputs out, its outputs in, by its port names.")
 	rmIn := map[string]ir.Value{}
-	for _, p := range rm.Ports() {
-		if !p.Output && len(p.Name) > 7 && p.Name[:7] == "s_axil_" {
-			rmIn[p.Name] = m.Input(p.Name, rm.Node(p.Node).W)
-		}
-	}
 	closed := m.Wire("task_closed", 1)
-	rmReady, rmReady1 := m.Wire("kernel_s_tready", 1), m.Wire("kernel_s1_tready", 1)
+	rmReady, rmReady1 := m.Wire("kernel_takes", 1), m.Wire("kernel_takes1", 1)
 	jobs := axis.Stream{Valid: m.Wire("job_push", 1), Ready: m.Wire("job_room", 1)}
 	two := c.inputs() == 2
 	g := &intakes{m: m, c: c, self: self, closed: closed, localBusy: localBusy, counts: map[string][]ir.Value{}}
@@ -406,16 +411,21 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	}
 	jobQ := axis.FIFO(m, "jobs", jobs, Jobs)
 
-	// The kernel.
-	k := m.Instance("kernel", rm, rmIn)
+	// The kernel, beside the slot: its inputs out of kernel_*, its
+	// outputs in.
+	k := map[string]ir.Value{}
+	for _, p := range rm.Ports() {
+		switch {
+		case strings.HasPrefix(p.Name, "s_axil_"):
+		case p.Output:
+			k[p.Name] = m.Input("kernel_"+p.Name, rm.Node(p.Node).W)
+		default:
+			m.Output("kernel_"+p.Name, rmIn[p.Name])
+		}
+	}
 	m.Assign(closed, k["task_closed"])
 	m.Assign(rmReady, k["s_tready"])
 	m.Assign(rmReady1, k["s1_tready"])
-	for _, p := range rm.Ports() {
-		if p.Output && len(p.Name) > 7 && p.Name[:7] == "s_axil_" {
-			m.Output(p.Name, k[p.Name])
-		}
-	}
 
 	// The output buffer, and each write's length in bytes as its last
 	// beat goes in.
@@ -848,4 +858,101 @@ func onesIn(m *ir.Module, name string, v ir.Value, lo int) ir.Value {
 		sum = m.Named(fmt.Sprintf("%s_ones_%d_%d", name, lo, lo+n-1), sum)
 	}
 	return sum
+}
+
+// interfaces are the reconfigurable modules' port lists, by inputs: an
+// empty slot's module, whose ports every kernel's module has.
+var interfaces sync.Map
+
+// interfaceOf is the ports every reconfigurable module of a slot with
+// inputs inputs has (the empty slot's module).
+func interfaceOf(inputs int) *ir.Module {
+	if m, ok := interfaces.Load(inputs); ok {
+		return m.(*ir.Module)
+	}
+	m, err := RM(Config{Inputs: inputs})
+	if err != nil {
+		panic(err) // an empty slot always builds
+	}
+	got, _ := interfaces.LoadOrStore(inputs, m)
+	return got.(*ir.Module)
+}
+
+// Join places a slot in m: its static module (Build) as the instance
+// name and its reconfigurable module rm beside it as name_kernel, joined
+// by the static module's kernel_* ports. in holds the static module's
+// inputs (but for kernel_*) and the RM's AXI-Lite slave's (s_axil_*); the
+// result holds the static module's outputs (but for kernel_*) and the
+// RM's AXI-Lite answers (s_axil_*).
+func Join(m *ir.Module, name string, static, rm *ir.Module, in map[string]ir.Value) map[string]ir.Value {
+	ir.Helper()
+	fromRM := map[string]ir.Value{}
+	sin := map[string]ir.Value{}
+	for _, p := range static.Ports() {
+		if p.Output {
+			continue
+		}
+		if k, ok := strings.CutPrefix(p.Name, "kernel_"); ok {
+			fromRM[k] = m.Wire(name+"_kernel_"+k, static.Node(p.Node).W)
+			sin[p.Name] = fromRM[k]
+		} else {
+			sin[p.Name] = in[p.Name]
+		}
+	}
+	sout := m.Instance(name, static, sin)
+	rin := map[string]ir.Value{}
+	for _, p := range rm.Ports() {
+		if p.Output {
+			continue
+		}
+		if strings.HasPrefix(p.Name, "s_axil_") {
+			rin[p.Name] = in[p.Name]
+		} else {
+			rin[p.Name] = sout["kernel_"+p.Name]
+		}
+	}
+	rout := m.Instance(name+"_kernel", rm, rin)
+	out := map[string]ir.Value{}
+	for _, p := range rm.Ports() {
+		if !p.Output {
+			continue
+		}
+		if strings.HasPrefix(p.Name, "s_axil_") {
+			out[p.Name] = rout[p.Name]
+		} else {
+			m.Assign(fromRM[p.Name], rout[p.Name])
+		}
+	}
+	for _, p := range static.Ports() {
+		if p.Output && !strings.HasPrefix(p.Name, "kernel_") {
+			out[p.Name] = sout[p.Name]
+		}
+	}
+	return out
+}
+
+// Assemble is a slot as one module, named c.Name(): its static module
+// (as onic_slot) and rm joined, with the static module's ports and the
+// RM's AXI-Lite slave. For tests of a slot on its own; the card joins
+// them itself (Join).
+func Assemble(c Config, rm *ir.Module) *ir.Module {
+	static := Build(c, "onic_slot")
+	m := ir.NewModule(c.Name())
+	in := map[string]ir.Value{}
+	for _, mod := range []*ir.Module{static, rm} {
+		for _, p := range mod.Ports() {
+			if !p.Output && !strings.HasPrefix(p.Name, "kernel_") && (mod == static || strings.HasPrefix(p.Name, "s_axil_")) {
+				in[p.Name] = m.Input(p.Name, mod.Node(p.Node).W)
+			}
+		}
+	}
+	out := Join(m, "slot", static, rm, in)
+	for _, mod := range []*ir.Module{static, rm} {
+		for _, p := range mod.Ports() {
+			if p.Output && !strings.HasPrefix(p.Name, "kernel_") && (mod == static || strings.HasPrefix(p.Name, "s_axil_")) {
+				m.Output(p.Name, out[p.Name])
+			}
+		}
+	}
+	return m
 }

@@ -31,7 +31,7 @@ func newBench(t *testing.T, c Config) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Build(c, rm)
+	m := Assemble(c, rm)
 	if err := m.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestOneInput(t *testing.T) {
 func TestSlotLint(t *testing.T) {
 	for _, name := range []string{"fp32-to-bf16", "sum-int32", ""} {
 		c, rm := withKernel(t, Config{Slot: 1, Egress: Host, Sources: [2]Ingress{FromPortA, FromPortB}, PairBytes: 4096}, name)
-		for _, m := range []*ir.Module{rm, Build(c, rm)} {
+		for _, m := range []*ir.Module{rm, Build(c, "onic_slot"), Assemble(c, rm)} {
 			verilator.Lint(t, m)
 		}
 	}
@@ -336,8 +336,8 @@ func TestOneInterface(t *testing.T) {
 		var wantStatic []byte
 		for _, name := range names {
 			c, rm := withKernel(t, base, name)
-			st := Build(c, rm)
-			files, err := verilog.EmitDesignWithout(st, func(m *ir.Module) bool { return m.Name() == rm.Name() })
+			st := Build(c, "onic_slot")
+			files, err := verilog.EmitDesign(st)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,30 +31,30 @@ if {$flow eq "board" && ($board_xdc eq "" || $board_top eq "" || [llength $board
     error "build.tcl: the board flow needs board_xdc, board_top and board_sources: set board_top to your board's top module, board_sources to its Verilog files and board_xdc to its constraints (docs/hdl.md, \"Building for a board\")"
 }
 set cell_prefix [expr {$flow eq "board" ? "$card_cell/" : ""}]
-set pblock(card/slot0/kernel) CLOCKREGION_X0Y1:CLOCKREGION_X1Y1
-set pblock(card/slot1/kernel) CLOCKREGION_X0Y3:CLOCKREGION_X1Y3
-set pblock(card/slot2/kernel) CLOCKREGION_X0Y5:CLOCKREGION_X1Y5
-set pblock(card/slot3/kernel) CLOCKREGION_X0Y7:CLOCKREGION_X1Y7
+set pblock(card/slot0_kernel) CLOCKREGION_X0Y1:CLOCKREGION_X1Y1
+set pblock(card/slot1_kernel) CLOCKREGION_X0Y3:CLOCKREGION_X1Y3
+set pblock(card/slot2_kernel) CLOCKREGION_X0Y5:CLOCKREGION_X1Y5
+set pblock(card/slot3_kernel) CLOCKREGION_X0Y7:CLOCKREGION_X1Y7
 
-# card/slot0/kernel: empty
+# card/slot0_kernel: empty
 read_verilog [file join $dir onic_slot0_kernel.v]
 synth_design -top onic_slot0_kernel -part $part -mode out_of_context
 write_checkpoint -force [file join $dir onic_slot0_kernel_EMPTY_synth.dcp]
 close_project
 
-# card/slot1/kernel: empty
+# card/slot1_kernel: empty
 read_verilog [file join $dir onic_slot1_kernel.v]
 synth_design -top onic_slot1_kernel -part $part -mode out_of_context
 write_checkpoint -force [file join $dir onic_slot1_kernel_EMPTY_synth.dcp]
 close_project
 
-# card/slot2/kernel: empty
+# card/slot2_kernel: empty
 read_verilog [file join $dir onic_slot2_kernel.v]
 synth_design -top onic_slot2_kernel -part $part -mode out_of_context
 write_checkpoint -force [file join $dir onic_slot2_kernel_EMPTY_synth.dcp]
 close_project
 
-# card/slot3/kernel: empty
+# card/slot3_kernel: empty
 read_verilog [file join $dir onic_slot3_kernel.v]
 synth_design -top onic_slot3_kernel -part $part -mode out_of_context
 write_checkpoint -force [file join $dir onic_slot3_kernel_EMPTY_synth.dcp]
@@ -75,10 +75,7 @@ read_verilog [file join $dir onic_port_tags.v]
 read_verilog [file join $dir onic_pcie_manager.v]
 read_verilog [file join $dir onic_pcie_manager_windows.v]
 read_verilog [file join $dir onic_pcie_manager_regbar.v]
-read_verilog [file join $dir onic_slot0.v]
-read_verilog [file join $dir onic_slot1.v]
-read_verilog [file join $dir onic_slot2.v]
-read_verilog [file join $dir onic_slot3.v]
+read_verilog [file join $dir onic_slot.v]
 read_verilog [file join $dir onic_pcie4_rq.v]
 read_verilog [file join $dir onic_pcie4_cc.v]
 read_verilog [file join $dir onic_pcie4_cfg_ext.v]
@@ -190,32 +187,32 @@ if {$flow eq "ooc"} {
     read_xdc $board_xdc
     synth_design -top $board_top -part $part
 }
-set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot0/kernel]
-read_checkpoint -cell [get_cells ${cell_prefix}card/slot0/kernel] [file join $dir onic_slot0_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot0_kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot0_kernel] [file join $dir onic_slot0_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot0_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot0_kernel] [get_cells ${cell_prefix}card/slot0/kernel]
-resize_pblock [get_pblocks pblock_card_slot0_kernel] -add $pblock(card/slot0/kernel)
+add_cells_to_pblock [get_pblocks pblock_card_slot0_kernel] [get_cells ${cell_prefix}card/slot0_kernel]
+resize_pblock [get_pblocks pblock_card_slot0_kernel] -add $pblock(card/slot0_kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot0_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot0_kernel]
-set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot1/kernel]
-read_checkpoint -cell [get_cells ${cell_prefix}card/slot1/kernel] [file join $dir onic_slot1_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot1_kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot1_kernel] [file join $dir onic_slot1_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot1_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot1_kernel] [get_cells ${cell_prefix}card/slot1/kernel]
-resize_pblock [get_pblocks pblock_card_slot1_kernel] -add $pblock(card/slot1/kernel)
+add_cells_to_pblock [get_pblocks pblock_card_slot1_kernel] [get_cells ${cell_prefix}card/slot1_kernel]
+resize_pblock [get_pblocks pblock_card_slot1_kernel] -add $pblock(card/slot1_kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot1_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot1_kernel]
-set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot2/kernel]
-read_checkpoint -cell [get_cells ${cell_prefix}card/slot2/kernel] [file join $dir onic_slot2_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot2_kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot2_kernel] [file join $dir onic_slot2_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot2_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot2_kernel] [get_cells ${cell_prefix}card/slot2/kernel]
-resize_pblock [get_pblocks pblock_card_slot2_kernel] -add $pblock(card/slot2/kernel)
+add_cells_to_pblock [get_pblocks pblock_card_slot2_kernel] [get_cells ${cell_prefix}card/slot2_kernel]
+resize_pblock [get_pblocks pblock_card_slot2_kernel] -add $pblock(card/slot2_kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot2_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot2_kernel]
-set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot3/kernel]
-read_checkpoint -cell [get_cells ${cell_prefix}card/slot3/kernel] [file join $dir onic_slot3_kernel_EMPTY_synth.dcp]
+set_property HD.RECONFIGURABLE true [get_cells ${cell_prefix}card/slot3_kernel]
+read_checkpoint -cell [get_cells ${cell_prefix}card/slot3_kernel] [file join $dir onic_slot3_kernel_EMPTY_synth.dcp]
 create_pblock pblock_card_slot3_kernel
-add_cells_to_pblock [get_pblocks pblock_card_slot3_kernel] [get_cells ${cell_prefix}card/slot3/kernel]
-resize_pblock [get_pblocks pblock_card_slot3_kernel] -add $pblock(card/slot3/kernel)
+add_cells_to_pblock [get_pblocks pblock_card_slot3_kernel] [get_cells ${cell_prefix}card/slot3_kernel]
+resize_pblock [get_pblocks pblock_card_slot3_kernel] -add $pblock(card/slot3_kernel)
 set_property SNAPPING_MODE ON [get_pblocks pblock_card_slot3_kernel]
 set_property RESET_AFTER_RECONFIG 1 [get_pblocks pblock_card_slot3_kernel]
 opt_design

@@ -12,13 +12,10 @@ onic_port_tags.v
 onic_pcie_manager.v
 onic_pcie_manager_windows.v
 onic_pcie_manager_regbar.v
-onic_slot0.v
+onic_slot.v
 onic_slot0_kernel.v
-onic_slot1.v
 onic_slot1_kernel.v
-onic_slot2.v
 onic_slot2_kernel.v
-onic_slot3.v
 onic_slot3_kernel.v
 onic_pcie4_rq.v
 onic_pcie4_cc.v

@@ -422,32 +422,84 @@ module onic_card (
     wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:173
     wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:174
     wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:175
-    wire _slot0_page_write_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot0_page_write; // hdlgen/internal/card/slots.go:99
-    wire _slot0_page_read_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot0_page_read; // hdlgen/internal/card/slots.go:99
-    wire [12:0] _slot0_concat_2; // hdlgen/internal/card/slots.go:104
-    wire [12:0] _slot0_concat; // hdlgen/internal/card/slots.go:104
-    wire slot0_out_ready; // hdlgen/internal/card/slots.go:115
+    wire _slot0_page_write_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot0_page_write; // hdlgen/internal/card/slots.go:130
+    wire _slot0_page_read_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot0_page_read; // hdlgen/internal/card/slots.go:130
+    wire [12:0] _slot0_kernel_concat_2; // hdlgen/internal/card/slots.go:135
+    wire [12:0] _slot0_kernel_concat; // hdlgen/internal/card/slots.go:135
+    wire slot0_out_ready; // hdlgen/internal/card/slots.go:146
+    wire slot0_kernel_s_tready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_task_closed; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot0_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot0_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
     wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:140
-    wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot1_page_write; // hdlgen/internal/card/slots.go:99
-    wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot1_page_read; // hdlgen/internal/card/slots.go:99
-    wire slot1_out_ready; // hdlgen/internal/card/slots.go:115
+    wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot1_page_write; // hdlgen/internal/card/slots.go:130
+    wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot1_page_read; // hdlgen/internal/card/slots.go:130
+    wire slot1_out_ready; // hdlgen/internal/card/slots.go:146
+    wire slot1_kernel_s_tready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_task_closed; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot1_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot1_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
     wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:140
-    wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot2_page_write; // hdlgen/internal/card/slots.go:99
-    wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:99
-    wire slot2_page_read; // hdlgen/internal/card/slots.go:99
-    wire slot2_out_ready; // hdlgen/internal/card/slots.go:115
+    wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot2_page_write; // hdlgen/internal/card/slots.go:130
+    wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:130
+    wire slot2_page_read; // hdlgen/internal/card/slots.go:130
+    wire slot2_out_ready; // hdlgen/internal/card/slots.go:146
+    wire slot2_kernel_s_tready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_task_closed; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot2_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot2_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
     wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:140
-    wire slot3_page_write; // hdlgen/internal/card/slots.go:99
-    wire slot3_page_read; // hdlgen/internal/card/slots.go:99
-    wire slot3_out_ready; // hdlgen/internal/card/slots.go:115
+    wire slot3_page_write; // hdlgen/internal/card/slots.go:130
+    wire slot3_page_read; // hdlgen/internal/card/slots.go:130
+    wire slot3_out_ready; // hdlgen/internal/card/slots.go:146
+    wire slot3_kernel_s_tready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_task_closed; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot3_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot3_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
     wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:140
-    wire no_slot_page_write; // hdlgen/internal/card/slots.go:132
-    wire no_slot_page_read; // hdlgen/internal/card/slots.go:133
+    wire no_slot_page_write; // hdlgen/internal/card/slots.go:163
+    wire no_slot_page_read; // hdlgen/internal/card/slots.go:164
     wire no_slot_axil_write; // hdlgen/axil/bus.go:67
     wire no_slot_axil_read_idle; // hdlgen/axil/bus.go:69
     wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:83
@@ -900,90 +952,186 @@ module onic_card (
     wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:621
     wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:621
     wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:621
-    wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot0_drop_not_write_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot0_drop_closed_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot0_drop_no_proxy_2; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_axil_awready; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_axil_wready; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_axil_bvalid; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot0_s_axil_bresp; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_axil_arready; // hdlgen/internal/card/slots.go:117
-    wire slot0_s_axil_rvalid; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot0_s_axil_rdata; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot0_s_axil_rresp; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot0_out_malformed_2; // hdlgen/internal/card/slots.go:117
-    wire [127:0] slot0_m_tlp_hdr; // hdlgen/internal/card/slots.go:117
-    wire [511:0] slot0_m_tlp_data; // hdlgen/internal/card/slots.go:117
-    wire [15:0] slot0_m_tlp_keep; // hdlgen/internal/card/slots.go:117
-    wire slot0_m_tlp_sop; // hdlgen/internal/card/slots.go:117
-    wire slot0_m_tlp_eop; // hdlgen/internal/card/slots.go:117
-    wire slot0_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot1_drop_not_write_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot1_drop_closed_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot1_drop_no_proxy_2; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_axil_awready; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_axil_wready; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_axil_bvalid; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot1_s_axil_bresp; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_axil_arready; // hdlgen/internal/card/slots.go:117
-    wire slot1_s_axil_rvalid; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot1_s_axil_rdata; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot1_s_axil_rresp; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot1_out_malformed_2; // hdlgen/internal/card/slots.go:117
-    wire [127:0] slot1_m_tlp_hdr; // hdlgen/internal/card/slots.go:117
-    wire [511:0] slot1_m_tlp_data; // hdlgen/internal/card/slots.go:117
-    wire [15:0] slot1_m_tlp_keep; // hdlgen/internal/card/slots.go:117
-    wire slot1_m_tlp_sop; // hdlgen/internal/card/slots.go:117
-    wire slot1_m_tlp_eop; // hdlgen/internal/card/slots.go:117
-    wire slot1_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot2_drop_not_write_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot2_drop_closed_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot2_drop_no_proxy_2; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_axil_awready; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_axil_wready; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_axil_bvalid; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot2_s_axil_bresp; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_axil_arready; // hdlgen/internal/card/slots.go:117
-    wire slot2_s_axil_rvalid; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot2_s_axil_rdata; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot2_s_axil_rresp; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot2_out_malformed_2; // hdlgen/internal/card/slots.go:117
-    wire [127:0] slot2_m_tlp_hdr; // hdlgen/internal/card/slots.go:117
-    wire [511:0] slot2_m_tlp_data; // hdlgen/internal/card/slots.go:117
-    wire [15:0] slot2_m_tlp_keep; // hdlgen/internal/card/slots.go:117
-    wire slot2_m_tlp_sop; // hdlgen/internal/card/slots.go:117
-    wire slot2_m_tlp_eop; // hdlgen/internal/card/slots.go:117
-    wire slot2_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot3_drop_not_write_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot3_drop_closed_2; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot3_drop_no_proxy_2; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_axil_awready; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_axil_wready; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_axil_bvalid; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot3_s_axil_bresp; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_axil_arready; // hdlgen/internal/card/slots.go:117
-    wire slot3_s_axil_rvalid; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot3_s_axil_rdata; // hdlgen/internal/card/slots.go:117
-    wire [1:0] slot3_s_axil_rresp; // hdlgen/internal/card/slots.go:117
-    wire [31:0] slot3_out_malformed_2; // hdlgen/internal/card/slots.go:117
-    wire [127:0] slot3_m_tlp_hdr; // hdlgen/internal/card/slots.go:117
-    wire [511:0] slot3_m_tlp_data; // hdlgen/internal/card/slots.go:117
-    wire [15:0] slot3_m_tlp_keep; // hdlgen/internal/card/slots.go:117
-    wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:117
-    wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:117
-    wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:117
+    wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_drop_not_write_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_drop_closed_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot0_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot0_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_tready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_out_malformed_2; // hdlgen/internal/card/slots.go:148
+    wire [127:0] slot0_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot0_m_tlp_data; // hdlgen/internal/card/slots.go:148
+    wire [15:0] slot0_m_tlp_keep; // hdlgen/internal/card/slots.go:148
+    wire slot0_m_tlp_sop; // hdlgen/internal/card/slots.go:148
+    wire slot0_m_tlp_eop; // hdlgen/internal/card/slots.go:148
+    wire slot0_m_tlp_valid; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot0_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot0_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot0_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot0_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot0_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot0_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
+    wire slot0_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot1_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot1_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_drop_not_write_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_drop_closed_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot1_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot1_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_tready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_out_malformed_2; // hdlgen/internal/card/slots.go:148
+    wire [127:0] slot1_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot1_m_tlp_data; // hdlgen/internal/card/slots.go:148
+    wire [15:0] slot1_m_tlp_keep; // hdlgen/internal/card/slots.go:148
+    wire slot1_m_tlp_sop; // hdlgen/internal/card/slots.go:148
+    wire slot1_m_tlp_eop; // hdlgen/internal/card/slots.go:148
+    wire slot1_m_tlp_valid; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot1_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot1_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot1_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot1_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot1_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot1_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
+    wire slot1_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot2_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot2_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_drop_not_write_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_drop_closed_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot2_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot2_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_tready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_out_malformed_2; // hdlgen/internal/card/slots.go:148
+    wire [127:0] slot2_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot2_m_tlp_data; // hdlgen/internal/card/slots.go:148
+    wire [15:0] slot2_m_tlp_keep; // hdlgen/internal/card/slots.go:148
+    wire slot2_m_tlp_sop; // hdlgen/internal/card/slots.go:148
+    wire slot2_m_tlp_eop; // hdlgen/internal/card/slots.go:148
+    wire slot2_m_tlp_valid; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot2_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot2_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot2_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot2_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot2_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot2_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
+    wire slot2_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot3_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire slot3_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_drop_not_write_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_drop_closed_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot3_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot3_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_tready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_out_malformed_2; // hdlgen/internal/card/slots.go:148
+    wire [127:0] slot3_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot3_m_tlp_data; // hdlgen/internal/card/slots.go:148
+    wire [15:0] slot3_m_tlp_keep; // hdlgen/internal/card/slots.go:148
+    wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:148
+    wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:148
+    wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [255:0] slot3_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot3_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
+    wire [31:0] slot3_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
+    wire [1:0] slot3_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
+    wire [511:0] slot3_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
+    wire [63:0] slot3_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
+    wire slot3_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
     wire rq_tlp_ready; // hdlgen/internal/card/build.go:701
     wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:701
     wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:701
@@ -1364,25 +1512,77 @@ module onic_card (
     assign slot0_page_write = (~(regs_m_slot_axil_awaddr < 16'h1000)) & _slot0_page_write_ltu;
     assign _slot0_page_read_ltu = regs_m_slot_axil_araddr < 16'h3000;
     assign slot0_page_read = (~(regs_m_slot_axil_araddr < 16'h1000)) & _slot0_page_read_ltu;
-    assign _slot0_concat_2 = {(~regs_m_slot_axil_awaddr[12]), regs_m_slot_axil_awaddr[11:0]};
-    assign _slot0_concat = {(~regs_m_slot_axil_araddr[12]), regs_m_slot_axil_araddr[11:0]};
+    assign _slot0_kernel_concat_2 = {(~regs_m_slot_axil_awaddr[12]), regs_m_slot_axil_awaddr[11:0]};
+    assign _slot0_kernel_concat = {(~regs_m_slot_axil_araddr[12]), regs_m_slot_axil_araddr[11:0]};
     assign slot0_out_ready = slot0_to_egress_ready;
+    assign slot0_kernel_s_tready = slot0_kernel_s_tready_2;
+    assign slot0_kernel_s1_tready = slot0_kernel_s1_tready_2;
+    assign slot0_kernel_task_closed = slot0_kernel_task_closed_2;
+    assign slot0_kernel_m_cpl_valid = slot0_kernel_m_cpl_valid_2;
+    assign slot0_kernel_m_cpl_addr = slot0_kernel_m_cpl_addr_2;
+    assign slot0_kernel_m_cpl_data = slot0_kernel_m_cpl_data_2;
+    assign slot0_kernel_m_irq_valid = slot0_kernel_m_irq_valid_2;
+    assign slot0_kernel_m_irq_addr = slot0_kernel_m_irq_addr_2;
+    assign slot0_kernel_m_irq_data = slot0_kernel_m_irq_data_2;
+    assign slot0_kernel_m_tdata = slot0_kernel_m_tdata_2;
+    assign slot0_kernel_m_tkeep = slot0_kernel_m_tkeep_2;
+    assign slot0_kernel_m_tlast = slot0_kernel_m_tlast_2;
+    assign slot0_kernel_m_tvalid = slot0_kernel_m_tvalid_2;
     assign slot0_to_egress_ready = (rq_merge_out_ready & rq_merge_grant1);
     assign _slot1_page_write_ltu = regs_m_slot_axil_awaddr < 16'h5000;
     assign slot1_page_write = (~_slot0_page_write_ltu) & _slot1_page_write_ltu;
     assign _slot1_page_read_ltu = regs_m_slot_axil_araddr < 16'h5000;
     assign slot1_page_read = (~_slot0_page_read_ltu) & _slot1_page_read_ltu;
     assign slot1_out_ready = slot1_to_egress_ready;
+    assign slot1_kernel_s_tready = slot1_kernel_s_tready_2;
+    assign slot1_kernel_s1_tready = slot1_kernel_s1_tready_2;
+    assign slot1_kernel_task_closed = slot1_kernel_task_closed_2;
+    assign slot1_kernel_m_cpl_valid = slot1_kernel_m_cpl_valid_2;
+    assign slot1_kernel_m_cpl_addr = slot1_kernel_m_cpl_addr_2;
+    assign slot1_kernel_m_cpl_data = slot1_kernel_m_cpl_data_2;
+    assign slot1_kernel_m_irq_valid = slot1_kernel_m_irq_valid_2;
+    assign slot1_kernel_m_irq_addr = slot1_kernel_m_irq_addr_2;
+    assign slot1_kernel_m_irq_data = slot1_kernel_m_irq_data_2;
+    assign slot1_kernel_m_tdata = slot1_kernel_m_tdata_2;
+    assign slot1_kernel_m_tkeep = slot1_kernel_m_tkeep_2;
+    assign slot1_kernel_m_tlast = slot1_kernel_m_tlast_2;
+    assign slot1_kernel_m_tvalid = slot1_kernel_m_tvalid_2;
     assign slot1_to_egress_ready = (rq_merge_out_ready & rq_merge_grant2);
     assign _slot2_page_write_ltu = regs_m_slot_axil_awaddr < 16'h7000;
     assign slot2_page_write = (~_slot1_page_write_ltu) & _slot2_page_write_ltu;
     assign _slot2_page_read_ltu = regs_m_slot_axil_araddr < 16'h7000;
     assign slot2_page_read = (~_slot1_page_read_ltu) & _slot2_page_read_ltu;
     assign slot2_out_ready = slot2_to_egress_ready;
+    assign slot2_kernel_s_tready = slot2_kernel_s_tready_2;
+    assign slot2_kernel_s1_tready = slot2_kernel_s1_tready_2;
+    assign slot2_kernel_task_closed = slot2_kernel_task_closed_2;
+    assign slot2_kernel_m_cpl_valid = slot2_kernel_m_cpl_valid_2;
+    assign slot2_kernel_m_cpl_addr = slot2_kernel_m_cpl_addr_2;
+    assign slot2_kernel_m_cpl_data = slot2_kernel_m_cpl_data_2;
+    assign slot2_kernel_m_irq_valid = slot2_kernel_m_irq_valid_2;
+    assign slot2_kernel_m_irq_addr = slot2_kernel_m_irq_addr_2;
+    assign slot2_kernel_m_irq_data = slot2_kernel_m_irq_data_2;
+    assign slot2_kernel_m_tdata = slot2_kernel_m_tdata_2;
+    assign slot2_kernel_m_tkeep = slot2_kernel_m_tkeep_2;
+    assign slot2_kernel_m_tlast = slot2_kernel_m_tlast_2;
+    assign slot2_kernel_m_tvalid = slot2_kernel_m_tvalid_2;
     assign slot2_to_egress_ready = (rq_merge_out_ready & rq_merge_grant3);
     assign slot3_page_write = (~_slot2_page_write_ltu) & (regs_m_slot_axil_awaddr < 16'h8000);
     assign slot3_page_read = (~_slot2_page_read_ltu) & (regs_m_slot_axil_araddr < 16'h8000);
     assign slot3_out_ready = slot3_to_egress_ready;
+    assign slot3_kernel_s_tready = slot3_kernel_s_tready_2;
+    assign slot3_kernel_s1_tready = slot3_kernel_s1_tready_2;
+    assign slot3_kernel_task_closed = slot3_kernel_task_closed_2;
+    assign slot3_kernel_m_cpl_valid = slot3_kernel_m_cpl_valid_2;
+    assign slot3_kernel_m_cpl_addr = slot3_kernel_m_cpl_addr_2;
+    assign slot3_kernel_m_cpl_data = slot3_kernel_m_cpl_data_2;
+    assign slot3_kernel_m_irq_valid = slot3_kernel_m_irq_valid_2;
+    assign slot3_kernel_m_irq_addr = slot3_kernel_m_irq_addr_2;
+    assign slot3_kernel_m_irq_data = slot3_kernel_m_irq_data_2;
+    assign slot3_kernel_m_tdata = slot3_kernel_m_tdata_2;
+    assign slot3_kernel_m_tkeep = slot3_kernel_m_tkeep_2;
+    assign slot3_kernel_m_tlast = slot3_kernel_m_tlast_2;
+    assign slot3_kernel_m_tvalid = slot3_kernel_m_tvalid_2;
     assign slot3_to_egress_ready = (rq_merge_out_ready & rq_merge_grant4);
     assign no_slot_page_write = ~(slot0_page_write | slot1_page_write | slot2_page_write
                                 | slot3_page_write);
@@ -1393,38 +1593,38 @@ module onic_card (
                                 & (~no_slot_axil_bvalid);
     assign no_slot_axil_read_idle = ~no_slot_axil_rvalid;
     assign _regs_m_slot_axil_awready_mux = no_slot_page_write ? no_slot_axil_write : 1'h0;
-    assign _regs_m_slot_axil_awready_or = (slot0_page_write ? slot0_s_axil_awready : 1'h0)
-                                          | (slot1_page_write ? slot1_s_axil_awready : 1'h0)
-                                          | (slot2_page_write ? slot2_s_axil_awready : 1'h0)
-                                          | (slot3_page_write ? slot3_s_axil_awready : 1'h0);
-    assign _regs_m_slot_axil_wready_or = (slot0_page_write ? slot0_s_axil_wready : 1'h0)
-                                         | (slot1_page_write ? slot1_s_axil_wready : 1'h0)
-                                         | (slot2_page_write ? slot2_s_axil_wready : 1'h0)
-                                         | (slot3_page_write ? slot3_s_axil_wready : 1'h0);
-    assign _regs_m_slot_axil_bvalid_or = (slot0_page_write ? slot0_s_axil_bvalid : 1'h0)
-                                         | (slot1_page_write ? slot1_s_axil_bvalid : 1'h0)
-                                         | (slot2_page_write ? slot2_s_axil_bvalid : 1'h0)
-                                         | (slot3_page_write ? slot3_s_axil_bvalid : 1'h0);
-    assign _regs_m_slot_axil_bresp_or = (slot0_page_write ? slot0_s_axil_bresp : 2'h0)
-                                        | (slot1_page_write ? slot1_s_axil_bresp : 2'h0)
-                                        | (slot2_page_write ? slot2_s_axil_bresp : 2'h0)
-                                        | (slot3_page_write ? slot3_s_axil_bresp : 2'h0);
-    assign _regs_m_slot_axil_arready_or = (slot0_page_read ? slot0_s_axil_arready : 1'h0)
-                                          | (slot1_page_read ? slot1_s_axil_arready : 1'h0)
-                                          | (slot2_page_read ? slot2_s_axil_arready : 1'h0)
-                                          | (slot3_page_read ? slot3_s_axil_arready : 1'h0);
-    assign _regs_m_slot_axil_rvalid_or = (slot0_page_read ? slot0_s_axil_rvalid : 1'h0)
-                                         | (slot1_page_read ? slot1_s_axil_rvalid : 1'h0)
-                                         | (slot2_page_read ? slot2_s_axil_rvalid : 1'h0)
-                                         | (slot3_page_read ? slot3_s_axil_rvalid : 1'h0);
-    assign _regs_m_slot_axil_rdata_or = (slot0_page_read ? slot0_s_axil_rdata : 32'h0)
-                                        | (slot1_page_read ? slot1_s_axil_rdata : 32'h0)
-                                        | (slot2_page_read ? slot2_s_axil_rdata : 32'h0)
-                                        | (slot3_page_read ? slot3_s_axil_rdata : 32'h0);
-    assign _regs_m_slot_axil_rresp_or = (slot0_page_read ? slot0_s_axil_rresp : 2'h0)
-                                        | (slot1_page_read ? slot1_s_axil_rresp : 2'h0)
-                                        | (slot2_page_read ? slot2_s_axil_rresp : 2'h0)
-                                        | (slot3_page_read ? slot3_s_axil_rresp : 2'h0);
+    assign _regs_m_slot_axil_awready_or = (slot0_page_write ? slot0_kernel_s_axil_awready : 1'h0)
+                                          | (slot1_page_write ? slot1_kernel_s_axil_awready : 1'h0)
+                                          | (slot2_page_write ? slot2_kernel_s_axil_awready : 1'h0)
+                                          | (slot3_page_write ? slot3_kernel_s_axil_awready : 1'h0);
+    assign _regs_m_slot_axil_wready_or = (slot0_page_write ? slot0_kernel_s_axil_wready : 1'h0)
+                                         | (slot1_page_write ? slot1_kernel_s_axil_wready : 1'h0)
+                                         | (slot2_page_write ? slot2_kernel_s_axil_wready : 1'h0)
+                                         | (slot3_page_write ? slot3_kernel_s_axil_wready : 1'h0);
+    assign _regs_m_slot_axil_bvalid_or = (slot0_page_write ? slot0_kernel_s_axil_bvalid : 1'h0)
+                                         | (slot1_page_write ? slot1_kernel_s_axil_bvalid : 1'h0)
+                                         | (slot2_page_write ? slot2_kernel_s_axil_bvalid : 1'h0)
+                                         | (slot3_page_write ? slot3_kernel_s_axil_bvalid : 1'h0);
+    assign _regs_m_slot_axil_bresp_or = (slot0_page_write ? slot0_kernel_s_axil_bresp : 2'h0)
+                                        | (slot1_page_write ? slot1_kernel_s_axil_bresp : 2'h0)
+                                        | (slot2_page_write ? slot2_kernel_s_axil_bresp : 2'h0)
+                                        | (slot3_page_write ? slot3_kernel_s_axil_bresp : 2'h0);
+    assign _regs_m_slot_axil_arready_or = (slot0_page_read ? slot0_kernel_s_axil_arready : 1'h0)
+                                          | (slot1_page_read ? slot1_kernel_s_axil_arready : 1'h0)
+                                          | (slot2_page_read ? slot2_kernel_s_axil_arready : 1'h0)
+                                          | (slot3_page_read ? slot3_kernel_s_axil_arready : 1'h0);
+    assign _regs_m_slot_axil_rvalid_or = (slot0_page_read ? slot0_kernel_s_axil_rvalid : 1'h0)
+                                         | (slot1_page_read ? slot1_kernel_s_axil_rvalid : 1'h0)
+                                         | (slot2_page_read ? slot2_kernel_s_axil_rvalid : 1'h0)
+                                         | (slot3_page_read ? slot3_kernel_s_axil_rvalid : 1'h0);
+    assign _regs_m_slot_axil_rdata_or = (slot0_page_read ? slot0_kernel_s_axil_rdata : 32'h0)
+                                        | (slot1_page_read ? slot1_kernel_s_axil_rdata : 32'h0)
+                                        | (slot2_page_read ? slot2_kernel_s_axil_rdata : 32'h0)
+                                        | (slot3_page_read ? slot3_kernel_s_axil_rdata : 32'h0);
+    assign _regs_m_slot_axil_rresp_or = (slot0_page_read ? slot0_kernel_s_axil_rresp : 2'h0)
+                                        | (slot1_page_read ? slot1_kernel_s_axil_rresp : 2'h0)
+                                        | (slot2_page_read ? slot2_kernel_s_axil_rresp : 2'h0)
+                                        | (slot3_page_read ? slot3_kernel_s_axil_rresp : 2'h0);
     assign m_host_from_port_a_in_ready = (to_host_merge_out_ready & to_host_merge_grant0);
     assign m_host_from_port_b_in_ready = (to_host_merge_out_ready & to_host_merge_grant1);
     assign to_host_merge_last_is0 = to_host_merge_last == 1'h0;
@@ -2274,20 +2474,11 @@ module onic_card (
         .s_tlp_ready(regs_s_tlp_ready)
     );
 
-    onic_slot0 slot0 ( // hdlgen/internal/card/slots.go:117
+    onic_slot slot0 ( // hdlgen/internal/card/slots.go:148
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
         .local_busy(local_busy),
-        .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot0_page_write),
-        .s_axil_wdata(regs_m_slot_axil_wdata),
-        .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot0_page_write),
-        .s_axil_bready(regs_m_slot_axil_bready & slot0_page_write),
-        .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot0_page_read),
-        .s_axil_rready(regs_m_slot_axil_rready & slot0_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2312,14 +2503,30 @@ module onic_card (
         .drop_not_write(slot0_drop_not_write_2),
         .drop_closed(slot0_drop_closed_2),
         .drop_no_proxy(slot0_drop_no_proxy_2),
-        .s_axil_awready(slot0_s_axil_awready),
-        .s_axil_wready(slot0_s_axil_wready),
-        .s_axil_bvalid(slot0_s_axil_bvalid),
-        .s_axil_bresp(slot0_s_axil_bresp),
-        .s_axil_arready(slot0_s_axil_arready),
-        .s_axil_rvalid(slot0_s_axil_rvalid),
-        .s_axil_rdata(slot0_s_axil_rdata),
-        .s_axil_rresp(slot0_s_axil_rresp),
+        .kernel_s_tdata(slot0_kernel_s_tdata),
+        .kernel_s_tkeep(slot0_kernel_s_tkeep),
+        .kernel_s_tlast(slot0_kernel_s_tlast),
+        .kernel_s_tvalid(slot0_kernel_s_tvalid),
+        .kernel_s1_tdata(slot0_kernel_s1_tdata),
+        .kernel_s1_tkeep(slot0_kernel_s1_tkeep),
+        .kernel_s1_tlast(slot0_kernel_s1_tlast),
+        .kernel_s1_tvalid(slot0_kernel_s1_tvalid),
+        .kernel_m_tready(slot0_kernel_m_tready),
+        .kernel_m_cpl_ready(slot0_kernel_m_cpl_ready),
+        .kernel_m_irq_ready(slot0_kernel_m_irq_ready),
+        .kernel_s_tready(slot0_kernel_s_tready),
+        .kernel_s1_tready(slot0_kernel_s1_tready),
+        .kernel_task_closed(slot0_kernel_task_closed),
+        .kernel_m_cpl_valid(slot0_kernel_m_cpl_valid),
+        .kernel_m_cpl_addr(slot0_kernel_m_cpl_addr),
+        .kernel_m_cpl_data(slot0_kernel_m_cpl_data),
+        .kernel_m_irq_valid(slot0_kernel_m_irq_valid),
+        .kernel_m_irq_addr(slot0_kernel_m_irq_addr),
+        .kernel_m_irq_data(slot0_kernel_m_irq_data),
+        .kernel_m_tdata(slot0_kernel_m_tdata),
+        .kernel_m_tkeep(slot0_kernel_m_tkeep),
+        .kernel_m_tlast(slot0_kernel_m_tlast),
+        .kernel_m_tvalid(slot0_kernel_m_tvalid),
         .out_malformed(slot0_out_malformed_2),
         .m_tlp_ready(slot0_out_ready),
         .m_tlp_hdr(slot0_m_tlp_hdr),
@@ -2330,20 +2537,57 @@ module onic_card (
         .m_tlp_valid(slot0_m_tlp_valid)
     );
 
-    onic_slot1 slot1 ( // hdlgen/internal/card/slots.go:117
+    onic_slot0_kernel slot0_kernel ( // hdlgen/internal/card/slots.go:148
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(slot0_kernel_s_tdata),
+        .s_tkeep(slot0_kernel_s_tkeep),
+        .s_tlast(slot0_kernel_s_tlast),
+        .s_tvalid(slot0_kernel_s_tvalid),
+        .s1_tdata(slot0_kernel_s1_tdata),
+        .s1_tkeep(slot0_kernel_s1_tkeep),
+        .s1_tlast(slot0_kernel_s1_tlast),
+        .s1_tvalid(slot0_kernel_s1_tvalid),
+        .m_tready(slot0_kernel_m_tready),
+        .m_cpl_ready(slot0_kernel_m_cpl_ready),
+        .m_irq_ready(slot0_kernel_m_irq_ready),
+        .s_axil_awaddr(_slot0_kernel_concat_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot0_page_write),
+        .s_axil_wdata(regs_m_slot_axil_wdata),
+        .s_axil_wstrb(regs_m_slot_axil_wstrb),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot0_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot0_page_write),
+        .s_axil_araddr(_slot0_kernel_concat),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot0_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot0_page_read),
+        .s_tready(slot0_kernel_s_tready_2),
+        .s1_tready(slot0_kernel_s1_tready_2),
+        .task_closed(slot0_kernel_task_closed_2),
+        .m_cpl_valid(slot0_kernel_m_cpl_valid_2),
+        .m_cpl_addr(slot0_kernel_m_cpl_addr_2),
+        .m_cpl_data(slot0_kernel_m_cpl_data_2),
+        .m_irq_valid(slot0_kernel_m_irq_valid_2),
+        .m_irq_addr(slot0_kernel_m_irq_addr_2),
+        .m_irq_data(slot0_kernel_m_irq_data_2),
+        .s_axil_awready(slot0_kernel_s_axil_awready),
+        .s_axil_wready(slot0_kernel_s_axil_wready),
+        .s_axil_bvalid(slot0_kernel_s_axil_bvalid),
+        .s_axil_bresp(slot0_kernel_s_axil_bresp),
+        .s_axil_arready(slot0_kernel_s_axil_arready),
+        .s_axil_rvalid(slot0_kernel_s_axil_rvalid),
+        .s_axil_rdata(slot0_kernel_s_axil_rdata),
+        .s_axil_rresp(slot0_kernel_s_axil_rresp),
+        .m_tdata(slot0_kernel_m_tdata_2),
+        .m_tkeep(slot0_kernel_m_tkeep_2),
+        .m_tlast(slot0_kernel_m_tlast_2),
+        .m_tvalid(slot0_kernel_m_tvalid_2)
+    );
+
+    onic_slot slot1 ( // hdlgen/internal/card/slots.go:148
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
         .local_busy(local_busy),
-        .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot1_page_write),
-        .s_axil_wdata(regs_m_slot_axil_wdata),
-        .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot1_page_write),
-        .s_axil_bready(regs_m_slot_axil_bready & slot1_page_write),
-        .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot1_page_read),
-        .s_axil_rready(regs_m_slot_axil_rready & slot1_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2368,14 +2612,30 @@ module onic_card (
         .drop_not_write(slot1_drop_not_write_2),
         .drop_closed(slot1_drop_closed_2),
         .drop_no_proxy(slot1_drop_no_proxy_2),
-        .s_axil_awready(slot1_s_axil_awready),
-        .s_axil_wready(slot1_s_axil_wready),
-        .s_axil_bvalid(slot1_s_axil_bvalid),
-        .s_axil_bresp(slot1_s_axil_bresp),
-        .s_axil_arready(slot1_s_axil_arready),
-        .s_axil_rvalid(slot1_s_axil_rvalid),
-        .s_axil_rdata(slot1_s_axil_rdata),
-        .s_axil_rresp(slot1_s_axil_rresp),
+        .kernel_s_tdata(slot1_kernel_s_tdata),
+        .kernel_s_tkeep(slot1_kernel_s_tkeep),
+        .kernel_s_tlast(slot1_kernel_s_tlast),
+        .kernel_s_tvalid(slot1_kernel_s_tvalid),
+        .kernel_s1_tdata(slot1_kernel_s1_tdata),
+        .kernel_s1_tkeep(slot1_kernel_s1_tkeep),
+        .kernel_s1_tlast(slot1_kernel_s1_tlast),
+        .kernel_s1_tvalid(slot1_kernel_s1_tvalid),
+        .kernel_m_tready(slot1_kernel_m_tready),
+        .kernel_m_cpl_ready(slot1_kernel_m_cpl_ready),
+        .kernel_m_irq_ready(slot1_kernel_m_irq_ready),
+        .kernel_s_tready(slot1_kernel_s_tready),
+        .kernel_s1_tready(slot1_kernel_s1_tready),
+        .kernel_task_closed(slot1_kernel_task_closed),
+        .kernel_m_cpl_valid(slot1_kernel_m_cpl_valid),
+        .kernel_m_cpl_addr(slot1_kernel_m_cpl_addr),
+        .kernel_m_cpl_data(slot1_kernel_m_cpl_data),
+        .kernel_m_irq_valid(slot1_kernel_m_irq_valid),
+        .kernel_m_irq_addr(slot1_kernel_m_irq_addr),
+        .kernel_m_irq_data(slot1_kernel_m_irq_data),
+        .kernel_m_tdata(slot1_kernel_m_tdata),
+        .kernel_m_tkeep(slot1_kernel_m_tkeep),
+        .kernel_m_tlast(slot1_kernel_m_tlast),
+        .kernel_m_tvalid(slot1_kernel_m_tvalid),
         .out_malformed(slot1_out_malformed_2),
         .m_tlp_ready(slot1_out_ready),
         .m_tlp_hdr(slot1_m_tlp_hdr),
@@ -2386,20 +2646,57 @@ module onic_card (
         .m_tlp_valid(slot1_m_tlp_valid)
     );
 
-    onic_slot2 slot2 ( // hdlgen/internal/card/slots.go:117
+    onic_slot1_kernel slot1_kernel ( // hdlgen/internal/card/slots.go:148
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(slot1_kernel_s_tdata),
+        .s_tkeep(slot1_kernel_s_tkeep),
+        .s_tlast(slot1_kernel_s_tlast),
+        .s_tvalid(slot1_kernel_s_tvalid),
+        .s1_tdata(slot1_kernel_s1_tdata),
+        .s1_tkeep(slot1_kernel_s1_tkeep),
+        .s1_tlast(slot1_kernel_s1_tlast),
+        .s1_tvalid(slot1_kernel_s1_tvalid),
+        .m_tready(slot1_kernel_m_tready),
+        .m_cpl_ready(slot1_kernel_m_cpl_ready),
+        .m_irq_ready(slot1_kernel_m_irq_ready),
+        .s_axil_awaddr(_slot0_kernel_concat_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot1_page_write),
+        .s_axil_wdata(regs_m_slot_axil_wdata),
+        .s_axil_wstrb(regs_m_slot_axil_wstrb),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot1_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot1_page_write),
+        .s_axil_araddr(_slot0_kernel_concat),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot1_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot1_page_read),
+        .s_tready(slot1_kernel_s_tready_2),
+        .s1_tready(slot1_kernel_s1_tready_2),
+        .task_closed(slot1_kernel_task_closed_2),
+        .m_cpl_valid(slot1_kernel_m_cpl_valid_2),
+        .m_cpl_addr(slot1_kernel_m_cpl_addr_2),
+        .m_cpl_data(slot1_kernel_m_cpl_data_2),
+        .m_irq_valid(slot1_kernel_m_irq_valid_2),
+        .m_irq_addr(slot1_kernel_m_irq_addr_2),
+        .m_irq_data(slot1_kernel_m_irq_data_2),
+        .s_axil_awready(slot1_kernel_s_axil_awready),
+        .s_axil_wready(slot1_kernel_s_axil_wready),
+        .s_axil_bvalid(slot1_kernel_s_axil_bvalid),
+        .s_axil_bresp(slot1_kernel_s_axil_bresp),
+        .s_axil_arready(slot1_kernel_s_axil_arready),
+        .s_axil_rvalid(slot1_kernel_s_axil_rvalid),
+        .s_axil_rdata(slot1_kernel_s_axil_rdata),
+        .s_axil_rresp(slot1_kernel_s_axil_rresp),
+        .m_tdata(slot1_kernel_m_tdata_2),
+        .m_tkeep(slot1_kernel_m_tkeep_2),
+        .m_tlast(slot1_kernel_m_tlast_2),
+        .m_tvalid(slot1_kernel_m_tvalid_2)
+    );
+
+    onic_slot slot2 ( // hdlgen/internal/card/slots.go:148
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
         .local_busy(local_busy),
-        .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot2_page_write),
-        .s_axil_wdata(regs_m_slot_axil_wdata),
-        .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot2_page_write),
-        .s_axil_bready(regs_m_slot_axil_bready & slot2_page_write),
-        .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot2_page_read),
-        .s_axil_rready(regs_m_slot_axil_rready & slot2_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2424,14 +2721,30 @@ module onic_card (
         .drop_not_write(slot2_drop_not_write_2),
         .drop_closed(slot2_drop_closed_2),
         .drop_no_proxy(slot2_drop_no_proxy_2),
-        .s_axil_awready(slot2_s_axil_awready),
-        .s_axil_wready(slot2_s_axil_wready),
-        .s_axil_bvalid(slot2_s_axil_bvalid),
-        .s_axil_bresp(slot2_s_axil_bresp),
-        .s_axil_arready(slot2_s_axil_arready),
-        .s_axil_rvalid(slot2_s_axil_rvalid),
-        .s_axil_rdata(slot2_s_axil_rdata),
-        .s_axil_rresp(slot2_s_axil_rresp),
+        .kernel_s_tdata(slot2_kernel_s_tdata),
+        .kernel_s_tkeep(slot2_kernel_s_tkeep),
+        .kernel_s_tlast(slot2_kernel_s_tlast),
+        .kernel_s_tvalid(slot2_kernel_s_tvalid),
+        .kernel_s1_tdata(slot2_kernel_s1_tdata),
+        .kernel_s1_tkeep(slot2_kernel_s1_tkeep),
+        .kernel_s1_tlast(slot2_kernel_s1_tlast),
+        .kernel_s1_tvalid(slot2_kernel_s1_tvalid),
+        .kernel_m_tready(slot2_kernel_m_tready),
+        .kernel_m_cpl_ready(slot2_kernel_m_cpl_ready),
+        .kernel_m_irq_ready(slot2_kernel_m_irq_ready),
+        .kernel_s_tready(slot2_kernel_s_tready),
+        .kernel_s1_tready(slot2_kernel_s1_tready),
+        .kernel_task_closed(slot2_kernel_task_closed),
+        .kernel_m_cpl_valid(slot2_kernel_m_cpl_valid),
+        .kernel_m_cpl_addr(slot2_kernel_m_cpl_addr),
+        .kernel_m_cpl_data(slot2_kernel_m_cpl_data),
+        .kernel_m_irq_valid(slot2_kernel_m_irq_valid),
+        .kernel_m_irq_addr(slot2_kernel_m_irq_addr),
+        .kernel_m_irq_data(slot2_kernel_m_irq_data),
+        .kernel_m_tdata(slot2_kernel_m_tdata),
+        .kernel_m_tkeep(slot2_kernel_m_tkeep),
+        .kernel_m_tlast(slot2_kernel_m_tlast),
+        .kernel_m_tvalid(slot2_kernel_m_tvalid),
         .out_malformed(slot2_out_malformed_2),
         .m_tlp_ready(slot2_out_ready),
         .m_tlp_hdr(slot2_m_tlp_hdr),
@@ -2442,20 +2755,57 @@ module onic_card (
         .m_tlp_valid(slot2_m_tlp_valid)
     );
 
-    onic_slot3 slot3 ( // hdlgen/internal/card/slots.go:117
+    onic_slot2_kernel slot2_kernel ( // hdlgen/internal/card/slots.go:148
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(slot2_kernel_s_tdata),
+        .s_tkeep(slot2_kernel_s_tkeep),
+        .s_tlast(slot2_kernel_s_tlast),
+        .s_tvalid(slot2_kernel_s_tvalid),
+        .s1_tdata(slot2_kernel_s1_tdata),
+        .s1_tkeep(slot2_kernel_s1_tkeep),
+        .s1_tlast(slot2_kernel_s1_tlast),
+        .s1_tvalid(slot2_kernel_s1_tvalid),
+        .m_tready(slot2_kernel_m_tready),
+        .m_cpl_ready(slot2_kernel_m_cpl_ready),
+        .m_irq_ready(slot2_kernel_m_irq_ready),
+        .s_axil_awaddr(_slot0_kernel_concat_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot2_page_write),
+        .s_axil_wdata(regs_m_slot_axil_wdata),
+        .s_axil_wstrb(regs_m_slot_axil_wstrb),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot2_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot2_page_write),
+        .s_axil_araddr(_slot0_kernel_concat),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot2_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot2_page_read),
+        .s_tready(slot2_kernel_s_tready_2),
+        .s1_tready(slot2_kernel_s1_tready_2),
+        .task_closed(slot2_kernel_task_closed_2),
+        .m_cpl_valid(slot2_kernel_m_cpl_valid_2),
+        .m_cpl_addr(slot2_kernel_m_cpl_addr_2),
+        .m_cpl_data(slot2_kernel_m_cpl_data_2),
+        .m_irq_valid(slot2_kernel_m_irq_valid_2),
+        .m_irq_addr(slot2_kernel_m_irq_addr_2),
+        .m_irq_data(slot2_kernel_m_irq_data_2),
+        .s_axil_awready(slot2_kernel_s_axil_awready),
+        .s_axil_wready(slot2_kernel_s_axil_wready),
+        .s_axil_bvalid(slot2_kernel_s_axil_bvalid),
+        .s_axil_bresp(slot2_kernel_s_axil_bresp),
+        .s_axil_arready(slot2_kernel_s_axil_arready),
+        .s_axil_rvalid(slot2_kernel_s_axil_rvalid),
+        .s_axil_rdata(slot2_kernel_s_axil_rdata),
+        .s_axil_rresp(slot2_kernel_s_axil_rresp),
+        .m_tdata(slot2_kernel_m_tdata_2),
+        .m_tkeep(slot2_kernel_m_tkeep_2),
+        .m_tlast(slot2_kernel_m_tlast_2),
+        .m_tvalid(slot2_kernel_m_tvalid_2)
+    );
+
+    onic_slot slot3 ( // hdlgen/internal/card/slots.go:148
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
         .local_busy(local_busy),
-        .s_axil_awaddr(_slot0_concat_2),
-        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot3_page_write),
-        .s_axil_wdata(regs_m_slot_axil_wdata),
-        .s_axil_wstrb(regs_m_slot_axil_wstrb),
-        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot3_page_write),
-        .s_axil_bready(regs_m_slot_axil_bready & slot3_page_write),
-        .s_axil_araddr(_slot0_concat),
-        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot3_page_read),
-        .s_axil_rready(regs_m_slot_axil_rready & slot3_page_read),
         .s_host_tlp_eop(manager_m_kernel_tlp_eop),
         .s_host_tlp_sop(manager_m_kernel_tlp_sop),
         .s_host_tlp_keep(manager_m_kernel_tlp_keep),
@@ -2480,14 +2830,30 @@ module onic_card (
         .drop_not_write(slot3_drop_not_write_2),
         .drop_closed(slot3_drop_closed_2),
         .drop_no_proxy(slot3_drop_no_proxy_2),
-        .s_axil_awready(slot3_s_axil_awready),
-        .s_axil_wready(slot3_s_axil_wready),
-        .s_axil_bvalid(slot3_s_axil_bvalid),
-        .s_axil_bresp(slot3_s_axil_bresp),
-        .s_axil_arready(slot3_s_axil_arready),
-        .s_axil_rvalid(slot3_s_axil_rvalid),
-        .s_axil_rdata(slot3_s_axil_rdata),
-        .s_axil_rresp(slot3_s_axil_rresp),
+        .kernel_s_tdata(slot3_kernel_s_tdata),
+        .kernel_s_tkeep(slot3_kernel_s_tkeep),
+        .kernel_s_tlast(slot3_kernel_s_tlast),
+        .kernel_s_tvalid(slot3_kernel_s_tvalid),
+        .kernel_s1_tdata(slot3_kernel_s1_tdata),
+        .kernel_s1_tkeep(slot3_kernel_s1_tkeep),
+        .kernel_s1_tlast(slot3_kernel_s1_tlast),
+        .kernel_s1_tvalid(slot3_kernel_s1_tvalid),
+        .kernel_m_tready(slot3_kernel_m_tready),
+        .kernel_m_cpl_ready(slot3_kernel_m_cpl_ready),
+        .kernel_m_irq_ready(slot3_kernel_m_irq_ready),
+        .kernel_s_tready(slot3_kernel_s_tready),
+        .kernel_s1_tready(slot3_kernel_s1_tready),
+        .kernel_task_closed(slot3_kernel_task_closed),
+        .kernel_m_cpl_valid(slot3_kernel_m_cpl_valid),
+        .kernel_m_cpl_addr(slot3_kernel_m_cpl_addr),
+        .kernel_m_cpl_data(slot3_kernel_m_cpl_data),
+        .kernel_m_irq_valid(slot3_kernel_m_irq_valid),
+        .kernel_m_irq_addr(slot3_kernel_m_irq_addr),
+        .kernel_m_irq_data(slot3_kernel_m_irq_data),
+        .kernel_m_tdata(slot3_kernel_m_tdata),
+        .kernel_m_tkeep(slot3_kernel_m_tkeep),
+        .kernel_m_tlast(slot3_kernel_m_tlast),
+        .kernel_m_tvalid(slot3_kernel_m_tvalid),
         .out_malformed(slot3_out_malformed_2),
         .m_tlp_ready(slot3_out_ready),
         .m_tlp_hdr(slot3_m_tlp_hdr),
@@ -2496,6 +2862,52 @@ module onic_card (
         .m_tlp_sop(slot3_m_tlp_sop),
         .m_tlp_eop(slot3_m_tlp_eop),
         .m_tlp_valid(slot3_m_tlp_valid)
+    );
+
+    onic_slot3_kernel slot3_kernel ( // hdlgen/internal/card/slots.go:148
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(slot3_kernel_s_tdata),
+        .s_tkeep(slot3_kernel_s_tkeep),
+        .s_tlast(slot3_kernel_s_tlast),
+        .s_tvalid(slot3_kernel_s_tvalid),
+        .s1_tdata(slot3_kernel_s1_tdata),
+        .s1_tkeep(slot3_kernel_s1_tkeep),
+        .s1_tlast(slot3_kernel_s1_tlast),
+        .s1_tvalid(slot3_kernel_s1_tvalid),
+        .m_tready(slot3_kernel_m_tready),
+        .m_cpl_ready(slot3_kernel_m_cpl_ready),
+        .m_irq_ready(slot3_kernel_m_irq_ready),
+        .s_axil_awaddr(_slot0_kernel_concat_2),
+        .s_axil_awvalid(regs_m_slot_axil_awvalid & slot3_page_write),
+        .s_axil_wdata(regs_m_slot_axil_wdata),
+        .s_axil_wstrb(regs_m_slot_axil_wstrb),
+        .s_axil_wvalid(regs_m_slot_axil_wvalid & slot3_page_write),
+        .s_axil_bready(regs_m_slot_axil_bready & slot3_page_write),
+        .s_axil_araddr(_slot0_kernel_concat),
+        .s_axil_arvalid(regs_m_slot_axil_arvalid & slot3_page_read),
+        .s_axil_rready(regs_m_slot_axil_rready & slot3_page_read),
+        .s_tready(slot3_kernel_s_tready_2),
+        .s1_tready(slot3_kernel_s1_tready_2),
+        .task_closed(slot3_kernel_task_closed_2),
+        .m_cpl_valid(slot3_kernel_m_cpl_valid_2),
+        .m_cpl_addr(slot3_kernel_m_cpl_addr_2),
+        .m_cpl_data(slot3_kernel_m_cpl_data_2),
+        .m_irq_valid(slot3_kernel_m_irq_valid_2),
+        .m_irq_addr(slot3_kernel_m_irq_addr_2),
+        .m_irq_data(slot3_kernel_m_irq_data_2),
+        .s_axil_awready(slot3_kernel_s_axil_awready),
+        .s_axil_wready(slot3_kernel_s_axil_wready),
+        .s_axil_bvalid(slot3_kernel_s_axil_bvalid),
+        .s_axil_bresp(slot3_kernel_s_axil_bresp),
+        .s_axil_arready(slot3_kernel_s_axil_arready),
+        .s_axil_rvalid(slot3_kernel_s_axil_rvalid),
+        .s_axil_rdata(slot3_kernel_s_axil_rdata),
+        .s_axil_rresp(slot3_kernel_s_axil_rresp),
+        .m_tdata(slot3_kernel_m_tdata_2),
+        .m_tkeep(slot3_kernel_m_tkeep_2),
+        .m_tlast(slot3_kernel_m_tlast_2),
+        .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
     onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:701
