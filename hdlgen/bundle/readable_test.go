@@ -137,6 +137,13 @@ func TestReadableCard(t *testing.T) {
 		for _, e := range append(r.twice, r.constant...) {
 			t.Errorf("%s: %s", f.Name, e)
 		}
+		// Lines wrap at about 100 columns: none over 120 (a name alone
+		// can be long), but a CRC matrix's 512-bit masks.
+		for i, l := range strings.Split(string(f.Data), "\n") {
+			if len(l) > 120 && !regexp.MustCompile(`^\s+& 512'h[0-9a-f]+\)+(,|};)?$`).MatchString(l) {
+				t.Errorf("%s:%d: %d columns", f.Name, i+1, len(l))
+			}
+		}
 		name := strings.TrimSuffix(f.Name, ".v")
 		body := regexp.MustCompile(`\b`+name+`\b`).ReplaceAllString(string(f.Data), "M")
 		if prev, ok := bodies[body]; ok && !rm.MatchString(f.Name) {

@@ -1218,7 +1218,7 @@ func (e *emitter) statements() []byte {
 		fmt.Fprintf(&b, "`ifndef SYNTHESIS\n    integer %s;\n    initial begin\n", idx)
 		for _, i := range mems {
 			n := e.node(i)
-			fmt.Fprintf(&b, "        for (%s = 0; %s < %d; %s = %s + 1) %s[%s] = %s;\n", idx, idx, n.Depth, idx, idx, e.name[i], idx, literal(n.W, []uint64{0}))
+			fmt.Fprintf(&b, "        for (%s = 0; %s < %d; %s = %s + 1)\n            %s[%s] = %s;\n", idx, idx, n.Depth, idx, idx, e.name[i], idx, literal(n.W, []uint64{0}))
 		}
 		b.WriteString("    end\n`endif\n")
 	}

@@ -138,7 +138,7 @@ func write(t *testing.T, dir string) []string {
 }
 
 // memInit is the memory-zeroing block the emitter prints.
-var memInit = regexp.MustCompile("(?m)^`ifndef SYNTHESIS\n    integer mem_init_i;\n    initial begin\n(        for \\(mem_init_i = 0; mem_init_i < \\d+; mem_init_i = mem_init_i \\+ 1\\) \\w+\\[mem_init_i\\] = \\d+'h0;\n)+    end\n`endif\n")
+var memInit = regexp.MustCompile("(?m)^`ifndef SYNTHESIS\n    integer mem_init_i;\n    initial begin\n(        for \\(mem_init_i = 0; mem_init_i < \\d+; mem_init_i = mem_init_i \\+ 1\\)\n            \\w+\\[mem_init_i\\] = \\d+'h0;\n)+    end\n`endif\n")
 
 // TestGolden compares each module's Verilog with testdata/<name>.v
 // (go test -update rewrites them).

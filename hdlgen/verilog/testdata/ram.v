@@ -23,8 +23,10 @@ module ram (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1) words[mem_init_i] = 32'h0;
-        for (mem_init_i = 0; mem_init_i < 2; mem_init_i = mem_init_i + 1) flags[mem_init_i] = 8'h0;
+        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1)
+            words[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 2; mem_init_i = mem_init_i + 1)
+            flags[mem_init_i] = 8'h0;
     end
 `endif
     assign slice_11 = wdata[7:0];

@@ -116,10 +116,14 @@ module onic_kernel_histogram (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins0[mem_init_i] = 32'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins1[mem_init_i] = 32'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins2[mem_init_i] = 32'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins3[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            bins0[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            bins1[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            bins2[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            bins3[mem_init_i] = 32'h0;
     end
 `endif
     assign s0_ready = _s0_ready_and;

@@ -1185,8 +1185,10 @@ module onic_card (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 1024; mem_init_i = mem_init_i + 1) port_a_hold_mem[mem_init_i] = 658'h0;
-        for (mem_init_i = 0; mem_init_i < 1024; mem_init_i = mem_init_i + 1) port_b_hold_mem[mem_init_i] = 658'h0;
+        for (mem_init_i = 0; mem_init_i < 1024; mem_init_i = mem_init_i + 1)
+            port_a_hold_mem[mem_init_i] = 658'h0;
+        for (mem_init_i = 0; mem_init_i < 1024; mem_init_i = mem_init_i + 1)
+            port_b_hold_mem[mem_init_i] = 658'h0;
     end
 `endif
     assign self_id = {cfg_bus_number, 8'h0};

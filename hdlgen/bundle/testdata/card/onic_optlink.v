@@ -313,9 +313,12 @@ module onic_optlink (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) frame_end[mem_init_i] = 9'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) replay_buf[mem_init_i] = 513'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) rx_buf[mem_init_i] = 529'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            frame_end[mem_init_i] = 9'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            replay_buf[mem_init_i] = 513'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            rx_buf[mem_init_i] = 529'h0;
     end
 `endif
     assign link_up = link_state == LINK_STATE_UP;

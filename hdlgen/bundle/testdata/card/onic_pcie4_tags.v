@@ -147,8 +147,10 @@ module onic_pcie4_tags (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) req_park_mem[mem_init_i] = 662'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) tag_orig[mem_init_i] = 28'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            req_park_mem[mem_init_i] = 662'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            tag_orig[mem_init_i] = 28'h0;
     end
 `endif
     assign req_needs_tag = req_sop

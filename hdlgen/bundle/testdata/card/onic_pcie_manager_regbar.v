@@ -210,7 +210,8 @@ module onic_pcie_manager_regbar (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) msix_table[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            msix_table[mem_init_i] = 32'h0;
     end
 `endif
     assign rb_idle = rb_state == RB_STATE_IDLE;

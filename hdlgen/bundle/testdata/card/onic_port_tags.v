@@ -138,8 +138,10 @@ module onic_port_tags (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 64; mem_init_i = mem_init_i + 1) egress_park_mem[mem_init_i] = 658'h0;
-        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) tag_orig[mem_init_i] = 26'h0;
+        for (mem_init_i = 0; mem_init_i < 64; mem_init_i = mem_init_i + 1)
+            egress_park_mem[mem_init_i] = 658'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1)
+            tag_orig[mem_init_i] = 26'h0;
     end
 `endif
     assign egress_hdr_completion = s_tlp_hdr[124:121] == 4'h5;

@@ -290,9 +290,12 @@ module onic_slot (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1) jobs_mem[mem_init_i] = 128'h0;
-        for (mem_init_i = 0; mem_init_i < 128; mem_init_i = mem_init_i + 1) buffer_mem[mem_init_i] = 577'h0;
-        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1) lens_mem[mem_init_i] = 13'h0;
+        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1)
+            jobs_mem[mem_init_i] = 128'h0;
+        for (mem_init_i = 0; mem_init_i < 128; mem_init_i = mem_init_i + 1)
+            buffer_mem[mem_init_i] = 577'h0;
+        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1)
+            lens_mem[mem_init_i] = 13'h0;
     end
 `endif
     assign task_closed = kernel_task_closed;

@@ -251,16 +251,20 @@ module onic_top (
     onic_cdc_sync port_a_rx_rst_sync (.clk(port_a_rx_clk), .d(user_reset), .q(port_a_rx_rst));
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_a_tx_cdc (
         .s_clk(user_clk), .s_rst(user_reset),
-        .s_data({card_port_a_tx_ctl, card_port_a_tx_data}), .s_valid(card_port_a_tx_valid), .s_ready(card_port_a_tx_ready),
+        .s_data({card_port_a_tx_ctl, card_port_a_tx_data}),
+        .s_valid(card_port_a_tx_valid), .s_ready(card_port_a_tx_ready),
         .m_clk(port_a_tx_clk), .m_rst(port_a_tx_rst),
-        .m_data({port_a_tx_ctl, port_a_tx_data}), .m_valid(port_a_tx_valid), .m_ready(port_a_tx_ready)
+        .m_data({port_a_tx_ctl, port_a_tx_data}),
+        .m_valid(port_a_tx_valid), .m_ready(port_a_tx_ready)
     );
     wire port_a_rx_ready;
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_a_rx_cdc (
         .s_clk(port_a_rx_clk), .s_rst(port_a_rx_rst),
-        .s_data({port_a_rx_ctl, port_a_rx_data}), .s_valid(port_a_rx_valid), .s_ready(port_a_rx_ready),
+        .s_data({port_a_rx_ctl, port_a_rx_data}),
+        .s_valid(port_a_rx_valid), .s_ready(port_a_rx_ready),
         .m_clk(user_clk), .m_rst(user_reset),
-        .m_data({card_port_a_rx_ctl, card_port_a_rx_data}), .m_valid(card_port_a_rx_valid), .m_ready(1'b1)
+        .m_data({card_port_a_rx_ctl, card_port_a_rx_data}),
+        .m_valid(card_port_a_rx_valid), .m_ready(1'b1)
     );
     // A word the wrapper delivers while the FIFO is full is lost (the
     // link layer's sequence numbers then ask for it again): flagged.
@@ -282,16 +286,20 @@ module onic_top (
     onic_cdc_sync port_b_rx_rst_sync (.clk(port_b_rx_clk), .d(user_reset), .q(port_b_rx_rst));
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_b_tx_cdc (
         .s_clk(user_clk), .s_rst(user_reset),
-        .s_data({card_port_b_tx_ctl, card_port_b_tx_data}), .s_valid(card_port_b_tx_valid), .s_ready(card_port_b_tx_ready),
+        .s_data({card_port_b_tx_ctl, card_port_b_tx_data}),
+        .s_valid(card_port_b_tx_valid), .s_ready(card_port_b_tx_ready),
         .m_clk(port_b_tx_clk), .m_rst(port_b_tx_rst),
-        .m_data({port_b_tx_ctl, port_b_tx_data}), .m_valid(port_b_tx_valid), .m_ready(port_b_tx_ready)
+        .m_data({port_b_tx_ctl, port_b_tx_data}),
+        .m_valid(port_b_tx_valid), .m_ready(port_b_tx_ready)
     );
     wire port_b_rx_ready;
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_b_rx_cdc (
         .s_clk(port_b_rx_clk), .s_rst(port_b_rx_rst),
-        .s_data({port_b_rx_ctl, port_b_rx_data}), .s_valid(port_b_rx_valid), .s_ready(port_b_rx_ready),
+        .s_data({port_b_rx_ctl, port_b_rx_data}),
+        .s_valid(port_b_rx_valid), .s_ready(port_b_rx_ready),
         .m_clk(user_clk), .m_rst(user_reset),
-        .m_data({card_port_b_rx_ctl, card_port_b_rx_data}), .m_valid(card_port_b_rx_valid), .m_ready(1'b1)
+        .m_data({card_port_b_rx_ctl, card_port_b_rx_data}),
+        .m_valid(card_port_b_rx_valid), .m_ready(1'b1)
     );
     // A word the wrapper delivers while the FIFO is full is lost (the
     // link layer's sequence numbers then ask for it again): flagged.

@@ -535,7 +535,8 @@ module onic_pcie_manager (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1) lut[mem_init_i] = 60'h0;
+        for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1)
+            lut[mem_init_i] = 60'h0;
     end
 `endif
     assign write_accept = s_axil_awvalid & s_axil_wvalid & (~axil_bvalid);

@@ -309,10 +309,14 @@ module onic_gty_rx (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1) lane0_deskew_mem[mem_init_i] = 67'h0;
-        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1) lane1_deskew_mem[mem_init_i] = 67'h0;
-        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1) lane2_deskew_mem[mem_init_i] = 67'h0;
-        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1) lane3_deskew_mem[mem_init_i] = 67'h0;
+        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1)
+            lane0_deskew_mem[mem_init_i] = 67'h0;
+        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1)
+            lane1_deskew_mem[mem_init_i] = 67'h0;
+        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1)
+            lane2_deskew_mem[mem_init_i] = 67'h0;
+        for (mem_init_i = 0; mem_init_i < 32; mem_init_i = mem_init_i + 1)
+            lane3_deskew_mem[mem_init_i] = 67'h0;
     end
 `endif
     assign deskew_hunt = deskew_state == DESKEW_STATE_HUNT;
