@@ -299,16 +299,7 @@ func SynthFresh(dir, top string) (Resources, error) { return synthDir(dir, top, 
 // SynthFiles is Synth over the given files, with o (its black boxes,
 // its family).
 func SynthFiles(files []string, top string, o Options) (Resources, error) {
-	yosys, err := tool("yosys")
-	if err != nil {
-		return Resources{}, err
-	}
-	tmp, err := os.MkdirTemp("", "onic-synth")
-	if err != nil {
-		return Resources{}, err
-	}
-	defer os.RemoveAll(tmp)
-	return synth(yosys, tmp, files, top, o)
+	return synthIn(files, top, o, synth)
 }
 
 // synthDir runs run on top over dir's .v files in a scratch directory.
@@ -317,6 +308,11 @@ func synthDir(dir, top string, run func(yosys, tmp string, files []string, top s
 	if err != nil {
 		return Resources{}, err
 	}
+	return synthIn(files, top, Options{}, run)
+}
+
+// synthIn runs run on top over files, with o, in a scratch directory.
+func synthIn(files []string, top string, o Options, run func(yosys, tmp string, files []string, top string, o Options) (Resources, error)) (Resources, error) {
 	yosys, err := tool("yosys")
 	if err != nil {
 		return Resources{}, err
@@ -326,7 +322,7 @@ func synthDir(dir, top string, run func(yosys, tmp string, files []string, top s
 		return Resources{}, err
 	}
 	defer os.RemoveAll(tmp)
-	return run(yosys, tmp, files, top, Options{})
+	return run(yosys, tmp, files, top, o)
 }
 
 func verdict(msgs []string) string {

@@ -10,173 +10,65 @@ import (
 
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
-	"onic/hdlgen/sim"
 	"onic/hdlgen/verilog"
 	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 )
 
-// word is a lane-interface word.
-type word struct {
-	data [8]uint64
-	ctl  bool
-}
-
-// pair is a transmit and a receive module joined by a Fibre, on one
-// clock.
+// pair is a Path with a card offering it random words, and what went
+// in and came out.
 type pair struct {
-	t     testing.TB
-	c     Config
-	tx    *sim.Sim
-	rx    *sim.Sim
-	fibre *Fibre
-	rng   *rand.Rand
-	sent  []word // the words tx took
-	got   []word // the words rx delivered
-	slip  []bool
+	t    testing.TB
+	path *Path
+	rng  *rand.Rand
+	sent []Word // the words the transmit module took
+	got  []Word // the words the receive module delivered
 	// load is the chance the card offers a word in a cycle.
 	load float64
 }
 
 func newPair(t testing.TB, c Config, fc FibreConfig) *pair {
 	t.Helper()
-	txm, err := TX(c)
+	p, err := NewPath(c, fc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rxm, err := RX(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pair{t: t, c: c, fibre: NewFibre(fc), rng: rand.New(rand.NewPCG(fc.Seed, 1)), slip: make([]bool, c.Lanes), load: 0.8}
-	if p.tx, err = sim.New(txm); err != nil {
-		t.Fatal(err)
-	}
-	if p.rx, err = sim.New(rxm); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []*sim.Sim{p.tx, p.rx} {
-		s.SetReset(true)
-		s.Step()
-		s.SetReset(false)
-		s.Set("gt_ready", 1)
-	}
-	return p
-}
-
-func (p *pair) get(s *sim.Sim, name string) uint64 {
-	v, err := s.Get(name)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return v
-}
-
-func (p *pair) words(s *sim.Sim, name string) []uint64 {
-	v, err := s.GetWords(name)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return v
+	return &pair{t: t, path: p, rng: rand.New(rand.NewPCG(fc.Seed, 1)), load: 0.8}
 }
 
 // step runs one cycle.
 func (p *pair) step() {
-	n := p.c.Lanes
-	// The card's word on offer.
-	var w word
-	valid := p.rng.Float64() < p.load
-	if valid {
-		for i := range w.data {
-			w.data[i] = p.rng.Uint64()
+	var w Word
+	if w.Valid = p.rng.Float64() < p.load; w.Valid {
+		for i := range w.Data {
+			w.Data[i] = p.rng.Uint64()
 		}
-		w.ctl = p.rng.IntN(5) == 0
+		w.Ctl = p.rng.IntN(5) == 0
 	}
-	p.tx.SetWords("tx_data", w.data[:])
-	p.tx.Set("tx_ctl", b2u(w.ctl))
-	p.tx.Set("tx_valid", b2u(valid))
-	p.tx.Settle()
-	if valid && p.get(p.tx, "tx_ready") == 1 {
+	if w.Valid && p.path.Ready() {
 		p.sent = append(p.sent, w)
 	}
-	txd := p.words(p.tx, "gt_txdata")
-	txh := p.words(p.tx, "gt_txheader")
-	data := make([]uint64, n)
-	hdr := make([]uint8, n)
-	for l := range n {
-		data[l] = txd[l]
-		hdr[l] = uint8(field(txh, 6*l, 2))
-	}
-	p.fibre.Send(data, hdr)
-
-	rxData := make([]uint64, n)
-	rxHdr := make([]uint8, n)
-	rxValid := make([]bool, n)
-	p.fibre.Receive(p.slip, rxData, rxHdr, rxValid)
-	hw := make([]uint64, (6*n+63)/64)
-	vw := uint64(0)
-	for l := range n {
-		setField(hw, 6*l, uint64(rxHdr[l]))
-		if rxValid[l] {
-			vw |= 3 << (2 * l)
-		}
-	}
-	p.rx.SetWords("gt_rxdata", rxData)
-	p.rx.SetWords("gt_rxheader", hw)
-	p.rx.Set("gt_rxdatavalid", vw)
-	p.rx.Set("gt_rxheadervalid", vw)
-	p.rx.Settle()
-	slips := p.get(p.rx, "gt_rxgearboxslip")
-	for l := range n {
-		p.slip[l] = slips>>l&1 == 1
-	}
-	if p.get(p.rx, "rx_valid") == 1 {
-		var g word
-		copy(g.data[:], p.words(p.rx, "rx_data"))
-		g.ctl = p.get(p.rx, "rx_ctl") == 1
+	if g, _ := p.path.Received(); g.Valid {
 		p.got = append(p.got, g)
 	}
-	p.tx.Step()
-	p.rx.Step()
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func field(ws []uint64, lo, w int) uint64 {
-	v := ws[lo/64] >> (lo % 64)
-	if lo%64+w > 64 {
-		v |= ws[lo/64+1] << (64 - lo%64)
-	}
-	return v & (1<<w - 1)
-}
-
-func setField(ws []uint64, lo int, v uint64) {
-	ws[lo/64] |= v << (lo % 64)
-	if lo%64+6 > 64 {
-		ws[lo/64+1] |= v >> (64 - lo%64)
-	}
+	p.path.Step(w)
 }
 
 // runUntilUp steps until phy_up, failing after limit cycles.
 func (p *pair) runUntilUp(limit int) int {
 	for i := range limit {
-		if p.get(p.rx, "phy_up") == 1 {
+		if p.path.Get("phy_up") == 1 {
 			return i
 		}
 		p.step()
 	}
-	p.t.Fatalf("lanes not bonded after %d cycles (locked %b)", limit, p.get(p.rx, "lanes_locked"))
+	p.t.Fatalf("lanes not bonded after %d cycles (locked %b)", limit, p.path.Get("lanes_locked"))
 	return 0
 }
 
 // match says where got runs in order within sent: the index in sent of
 // got[0], and how many of got follow sent from there.
-func match(sent, got []word) (at, same int) {
+func match(sent, got []Word) (at, same int) {
 	if len(got) == 0 {
 		return -1, 0
 	}
@@ -227,7 +119,7 @@ func TestLanesCarryWords(t *testing.T) {
 			from := len(p.sent)
 			for range 4000 {
 				p.step()
-				if p.get(p.rx, "phy_up") != 1 {
+				if p.path.Get("phy_up") != 1 {
 					t.Fatalf("phy_up fell %d cycles after bonding", len(p.sent)-from)
 				}
 			}
@@ -243,14 +135,14 @@ func TestLanesCarryWords(t *testing.T) {
 			}
 			ctl := 0
 			for _, w := range p.got {
-				if w.ctl {
+				if w.Ctl {
 					ctl++
 				}
 			}
 			if ctl == 0 {
 				t.Error("no control word delivered")
 			}
-			if r := p.get(p.rx, "realigns"); r > 2 {
+			if r := p.path.Get("realigns"); r > 2 {
 				t.Errorf("%d realigns without errors", r)
 			}
 			t.Logf("bonded after %d cycles; %d words, %d control", up, len(p.got), ctl)
@@ -269,11 +161,11 @@ func TestLanesRecover(t *testing.T) {
 	for range 500 {
 		p.step()
 	}
-	p.fibre.Slip(2, -1)
+	p.path.Fibre().Slip(2, -1)
 	fell := false
 	for range 2000 {
 		p.step()
-		fell = fell || p.get(p.rx, "phy_up") == 0
+		fell = fell || p.path.Get("phy_up") == 0
 	}
 	if !fell {
 		t.Fatal("a slipped lane did not unbond the lanes")
@@ -307,7 +199,7 @@ func TestLanesRecover(t *testing.T) {
 	if len(q.sent) == 0 || float64(good) < 0.9*float64(len(q.sent)) {
 		t.Fatalf("bit errors at 1e-5: %d of %d words delivered intact", good, len(q.sent))
 	}
-	t.Logf("bit errors at 1e-5: %d of %d words intact, %d realigns", good, len(q.sent), q.get(q.rx, "realigns"))
+	t.Logf("bit errors at 1e-5: %d of %d words intact, %d realigns", good, len(q.sent), q.path.Get("realigns"))
 }
 
 // TestVerilog: both modules, for every lane count, are clean under
