@@ -79,8 +79,11 @@ type Card struct {
 	// pace is each port's transceiver wrapper taking words at its lane
 	// plan's rate (its tx_ready), when the plan is slower than the
 	// clock; nil when it takes a word every cycle.
-	pace  [Ports]*lanes.Pacer
-	ready [Ports]bool // the pacers' tx_ready this cycle
+	pace [Ports]*lanes.Pacer
+	// takes, when set, is what takes the port's words instead of a
+	// pacer: a GTY wrapper (LaneFibre), asked each cycle.
+	takes [Ports]func() bool
+	ready [Ports]bool // the pacers' (or takes') tx_ready this cycle
 	in    ports       // the ports the cycle drives and reads, resolved once
 	lanes [Ports]Word
 	phy   [Ports]bool
@@ -392,7 +395,11 @@ func (k *Card) Cycle() error {
 		if w.Valid && !w.Ctl {
 			active = true
 		}
-		if k.pace[i] != nil {
+		switch {
+		case k.takes[i] != nil:
+			k.ready[i] = k.takes[i]()
+			s.DrivePort(p.txReady[i], []uint64{b2u(k.ready[i])})
+		case k.pace[i] != nil:
 			k.ready[i] = k.pace[i].Ready()
 			s.DrivePort(p.txReady[i], []uint64{b2u(k.ready[i])})
 		}
@@ -437,7 +444,7 @@ func (k *Card) Cycle() error {
 		w := &k.tx[i]
 		copy(w.Data[:], s.Read(p.txData[i]))
 		w.Ctl = s.Read(p.txCtl[i])[0]&1 == 1
-		w.Valid = s.Read(p.txValid[i])[0]&1 == 1 && (k.pace[i] == nil || k.ready[i])
+		w.Valid = s.Read(p.txValid[i])[0]&1 == 1 && (k.pace[i] == nil && k.takes[i] == nil || k.ready[i])
 		if w.Valid && !w.Ctl {
 			active = true
 		}
