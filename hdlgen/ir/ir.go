@@ -148,10 +148,12 @@ type Node struct {
 	Table *Table
 }
 
-// Table is what ROM built: Words[index], 0 past the end.
+// Table is what ROM built: Words[index], 0 past the end. Bits, when a
+// table's words are flags (FlagBits), names each bit, bit 0 first.
 type Table struct {
 	Index int
 	Words []uint64
+	Bits  []string
 }
 
 // Port is a module port. Inputs are nodes; an output names the node that
@@ -1219,6 +1221,25 @@ func (m *Module) ROM(idx Value, w int, words []uint64) Value {
 		n.Table = &Table{Index: idx.id, Words: slices.Clone(words)}
 	}
 	return v
+}
+
+// FlagBits says that the words of ROM table v are flags, and names its
+// bits, bit 0 first: a printer writes the words in binary under a
+// legend of the names. v must be a ROM's result with one name a bit.
+func (m *Module) FlagBits(v Value, names ...string) {
+	p := caller()
+	if !m.own(p, "flag bits", v) {
+		return
+	}
+	n := &m.nodes[v.id]
+	switch {
+	case n.Table == nil:
+		m.errorf(p, "flag bits: %s is not a table (ROM)", n.Op)
+	case len(names) != n.W:
+		m.errorf(p, "flag bits: %d names for %d bits", len(names), n.W)
+	default:
+		n.Table.Bits = slices.Clone(names)
+	}
 }
 
 // Pick is the value of vals whose select in sels is set, or zero if none

@@ -170,6 +170,9 @@ const (
 	kindBits   = iota
 )
 
+// kindNames name the kind table's bits, bit 0 first, for the Verilog.
+var kindNames = []string{"mem_atomic", "cfg_msg", "cpl", "non_posted", "data", "mrd", "lock"}
+
 // hasMulticast reports whether any of ws is a multicast window.
 func hasMulticast(ws []ntb.Window) bool {
 	for _, w := range ws {
@@ -625,6 +628,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	lutSh, lutAB := p.lutSh, p.lutAB
 	f0 := tlphdr.Decode(m, "in_hdr", b0.hdr)
 	kind0 := m.Named("kind", m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable()))
+	m.FlagBits(kind0, kindNames...)
 	// The BARs by index: the O-NIC's, then (with stand-ins, by function
 	// and BAR) each stand-in's.
 	var masks, present, bases, egresses []uint64

@@ -166,6 +166,7 @@ func (p *portIn) build() {
 	// Stage 1.
 	f := tlphdr.Decode(m, "pin_hdr", b0.hdr)
 	kind := m.Named("pin_kind", m.ROM(m.Concat(f.Fmt, f.Type), kindBits, KindTable()))
+	m.FlagBits(kind, kindNames...)
 	size := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0))
 	proxyBase, locals := p.tab.RID()
 	proxyOK, local := m.Const(1, 0), m.Const(16, 0)

@@ -1360,14 +1360,23 @@ func (e *emitter) table(b *bytes.Buffer, i int) {
 	// The function and its argument are named after the table, unique in
 	// the module (an argument that hid a module name would be VARHIDDEN).
 	fn, arg := e.nm.name(e.name[i]+"_lookup"), e.nm.name(e.name[i]+"_index")
-	fmt.Fprintf(b, "\n    %s;\n        %s;\n        begin\n            case (%s)\n",
+	word := func(w uint64) string { return literal(n.W, []uint64{w}) }
+	b.WriteString("\n")
+	if bits := n.Table.Bits; len(bits) > 0 {
+		// Flags: in binary, under their names, most significant first.
+		word = func(w uint64) string { return fmt.Sprintf("%d'b%0*b", n.W, n.W, w) }
+		names := slices.Clone(bits)
+		slices.Reverse(names)
+		fmt.Fprintf(b, "    // %s's bits, %d to 0: %s\n", fn, n.W-1, strings.Join(names, ", "))
+	}
+	fmt.Fprintf(b, "    %s;\n        %s;\n        begin\n            case (%s)\n",
 		strings.TrimSpace(decl("function", n.W))+" "+fn, strings.TrimSpace(decl("input", iw))+" "+arg, arg)
 	for k, w := range words {
 		if w != def {
-			fmt.Fprintf(b, "                %s: %s = %s;\n", literal(iw, []uint64{uint64(k)}), fn, literal(n.W, []uint64{w}))
+			fmt.Fprintf(b, "                %s: %s = %s;\n", literal(iw, []uint64{uint64(k)}), fn, word(w))
 		}
 	}
-	fmt.Fprintf(b, "                default: %s = %s;\n            endcase\n        end\n    endfunction\n", fn, literal(n.W, []uint64{def}))
+	fmt.Fprintf(b, "                default: %s = %s;\n            endcase\n        end\n    endfunction\n", fn, word(def))
 	fmt.Fprintf(b, "    assign %s = %s(%s);\n", e.name[i], fn, e.top(idx))
 }
 

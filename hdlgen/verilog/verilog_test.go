@@ -357,3 +357,31 @@ func TestLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagTable: a table whose words are flags (ir.FlagBits) prints them
+// in binary under a legend of the bits' names, most significant first.
+func TestFlagTable(t *testing.T) {
+	m := ir.NewModule("flags")
+	idx := m.Input("kind", 2)
+	v := m.Named("traits", m.ROM(idx, 3, []uint64{0b001, 0b110, 0b101, 0b001}))
+	m.FlagBits(v, "posted", "data", "lock")
+	m.Output("out", v)
+	src, err := Emit(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"// traits_lookup's bits, 2 to 0: lock, data, posted\n", "2'h1: traits_lookup = 3'b110;", "default: traits_lookup = 3'b001;"} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("no %q in\n%s", want, src)
+		}
+	}
+	bad := ir.NewModule("bad")
+	x := bad.Input("x", 2)
+	bad.FlagBits(x, "a", "b")
+	y := bad.ROM(x, 2, []uint64{0, 1, 2, 3})
+	bad.FlagBits(y, "a")
+	bad.Output("y", y)
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "is not a table") || !strings.Contains(err.Error(), "1 names for 2 bits") {
+		t.Errorf("bad flag bits: %v", err)
+	}
+}

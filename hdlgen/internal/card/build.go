@@ -8,6 +8,7 @@ import (
 
 	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
@@ -449,7 +450,12 @@ func Build(name string, p Parts) *ir.Module {
 	for _, pt := range Ports {
 		states[pt.Prefix] = m.Wire(pt.Prefix+"_link_state", 2)
 	}
-	up := func(port string) ir.Value { return m.Eq(states[port], m.Const(2, 2)) }
+	linkUp := m.Named("LINK_STATE_UP", m.Const(2, optlink.StateUp))
+	upNow := map[string]ir.Value{}
+	for _, pt := range Ports {
+		upNow[pt.Prefix] = m.Named(pt.Prefix+"_link_up", m.Eq(states[pt.Prefix], linkUp))
+	}
+	up := func(port string) ir.Value { return upNow[port] }
 
 	// The port pipelines, one per optical port so that both ports take
 	// a beat a cycle (the module takes two ports; each instance has one

@@ -135,9 +135,10 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
+    localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/card/build.go:453
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:539
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:545
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -192,23 +193,23 @@ module onic_card (
     reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:230
-    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:231
-    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:233
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:233
+    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:231
+    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:232
+    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:234
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:234
     reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:252
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:751
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:751
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:751
+    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:757
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:757
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:757
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -225,36 +226,36 @@ module onic_card (
     reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:230
-    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:231
-    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:233
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:233
+    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:231
+    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:232
+    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:234
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:234
     reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:252
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:751
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:751
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:751
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:751
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:379
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:399
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:405
-    wire cq_merge_ready; // hdlgen/internal/card/build.go:140
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:416
-    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:150
-    wire req_tags_sop; // hdlgen/internal/card/build.go:151
-    wire req_tags_eop; // hdlgen/internal/card/build.go:151
-    wire req_tags_valid; // hdlgen/internal/card/build.go:151
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:420
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:422
+    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:757
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:757
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:757
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:757
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:380
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:400
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:406
+    wire cq_merge_ready; // hdlgen/internal/card/build.go:141
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:417
+    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:151
+    wire req_tags_sop; // hdlgen/internal/card/build.go:152
+    wire req_tags_eop; // hdlgen/internal/card/build.go:152
+    wire req_tags_valid; // hdlgen/internal/card/build.go:152
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:421
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:423
     wire host_in_last_is0; // hdlgen/axis/axis.go:215
     wire host_in_last_is1; // hdlgen/axis/axis.go:215
     wire host_in_in0_idle; // hdlgen/axis/axis.go:188
@@ -266,106 +267,106 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:225
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
     wire host_in_out_ready; // hdlgen/axis/axis.go:382
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:450
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:450
-    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:150
-    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:151
-    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:151
-    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:151
-    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:150
-    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:151
-    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:151
-    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:151
-    wire bus_master; // hdlgen/internal/card/build.go:473
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:489
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:489
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:489
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:489
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:489
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:489
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:489
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:489
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:489
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:489
-    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:452
-    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:150
-    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:151
-    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:151
-    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:151
-    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:150
-    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:151
-    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:151
-    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:151
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:507
-    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:452
-    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:150
-    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:151
-    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:151
-    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:151
-    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:150
-    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:150
-    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:150
-    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:151
-    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:151
-    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:151
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:507
-    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:518
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:520
-    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:520
-    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:518
-    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:518
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:541
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:541
-    wire host_register_write; // hdlgen/internal/card/build.go:550
-    wire register_fence_up; // hdlgen/internal/card/build.go:554
-    wire port_a_stalled; // hdlgen/internal/card/build.go:560
-    wire port_b_stalled; // hdlgen/internal/card/build.go:560
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:562
-    wire _port_down_not; // hdlgen/internal/card/build.go:562
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:562
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:565
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:565
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:565
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:565
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:565
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:572
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:572
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:572
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:572
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:572
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:572
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:572
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:572
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:572
-    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:140
-    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
-    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:451
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:451
+    wire port_a_link_up; // hdlgen/internal/card/build.go:456
+    wire port_b_link_up; // hdlgen/internal/card/build.go:456
+    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:151
+    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:152
+    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:152
+    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:152
+    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:151
+    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:152
+    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:152
+    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:152
+    wire bus_master; // hdlgen/internal/card/build.go:479
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:495
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:495
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:495
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:495
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:495
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:495
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:495
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:495
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:495
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:495
+    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:151
+    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:152
+    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:152
+    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:152
+    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:151
+    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:152
+    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:152
+    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:152
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:513
+    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:151
+    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:152
+    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:152
+    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:152
+    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:151
+    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:151
+    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:151
+    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:152
+    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:152
+    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:152
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:513
+    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:524
+    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:524
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:547
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:547
+    wire host_register_write; // hdlgen/internal/card/build.go:556
+    wire register_fence_up; // hdlgen/internal/card/build.go:560
+    wire port_a_stalled; // hdlgen/internal/card/build.go:566
+    wire port_b_stalled; // hdlgen/internal/card/build.go:566
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:568
+    wire _port_down_not; // hdlgen/internal/card/build.go:568
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:568
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:571
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:571
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:571
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:571
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:571
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:578
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:578
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:578
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:578
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:578
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:578
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:578
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:578
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:578
+    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:141
+    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
     wire m_local_merge_last_is0; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is1; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -381,20 +382,20 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:602
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:606
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:615
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:615
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:615
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:615
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:615
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:615
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:615
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:615
-    wire local_busy; // hdlgen/internal/card/build.go:628
-    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:140
-    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
-    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:608
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:612
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:621
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:621
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:621
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:621
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:621
+    wire local_busy; // hdlgen/internal/card/build.go:634
+    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:141
+    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
     wire kernel_demux_host_to0; // hdlgen/axis/axis.go:173
     wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:174
     wire kernel_demux_host_to1; // hdlgen/axis/axis.go:173
@@ -442,7 +443,7 @@ module onic_card (
     wire [63:0] slot0_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
     wire slot0_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
     wire slot0_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:140
+    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:141
     wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:130
     wire slot1_page_write; // hdlgen/internal/card/slots.go:130
     wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:130
@@ -461,7 +462,7 @@ module onic_card (
     wire [63:0] slot1_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
     wire slot1_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
     wire slot1_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:140
+    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:141
     wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:130
     wire slot2_page_write; // hdlgen/internal/card/slots.go:130
     wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:130
@@ -480,7 +481,7 @@ module onic_card (
     wire [63:0] slot2_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
     wire slot2_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
     wire slot2_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:140
+    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:141
     wire slot3_page_write; // hdlgen/internal/card/slots.go:130
     wire slot3_page_read; // hdlgen/internal/card/slots.go:130
     wire slot3_out_ready; // hdlgen/internal/card/slots.go:146
@@ -497,7 +498,7 @@ module onic_card (
     wire [63:0] slot3_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:140
+    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:141
     wire no_slot_page_write; // hdlgen/internal/card/slots.go:163
     wire no_slot_page_read; // hdlgen/internal/card/slots.go:164
     wire no_slot_axil_write; // hdlgen/axil/bus.go:67
@@ -511,8 +512,8 @@ module onic_card (
     wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:83
     wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:83
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:83
-    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
-    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
+    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
     wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
     wire to_host_merge_last_is1; // hdlgen/axis/axis.go:215
     wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -572,7 +573,7 @@ module onic_card (
     wire rq_slice_load; // hdlgen/axis/axis.go:102
     wire rq_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_slice_park; // hdlgen/axis/axis.go:114
-    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:140
+    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:141
     wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -588,11 +589,11 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // hdlgen/internal/card/build.go:720
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:721
-    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:140
-    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
-    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
+    wire np_room; // hdlgen/internal/card/build.go:726
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:727
+    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:141
+    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
     wire port_a_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -609,21 +610,21 @@ module onic_card (
     wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:227
     wire port_a_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:226
-    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:227
+    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:227
+    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:228
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_a_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_a_hold_room; // hdlgen/internal/card/build.go:232
-    wire port_a_hold_drop; // hdlgen/internal/card/build.go:233
-    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:233
-    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:233
-    wire port_a_hold_fits; // hdlgen/internal/card/build.go:241
-    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:243
-    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:244
-    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:79
+    wire port_a_hold_room; // hdlgen/internal/card/build.go:233
+    wire port_a_hold_drop; // hdlgen/internal/card/build.go:234
+    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:234
+    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:234
+    wire port_a_hold_fits; // hdlgen/internal/card/build.go:242
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:244
+    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:245
+    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:80
     wire port_a_hold_empty; // hdlgen/axis/axis.go:140
     wire port_a_hold_full; // hdlgen/axis/axis.go:141
     wire port_a_hold_not_full; // hdlgen/axis/axis.go:142
@@ -633,22 +634,22 @@ module onic_card (
     wire port_a_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_a_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_a_hold_open; // hdlgen/internal/card/build.go:253
-    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:255
-    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:256
-    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:258
-    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:259
-    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:265
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:751
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:751
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:751
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:751
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:751
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:751
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:751
-    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:140
-    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:140
-    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:140
+    wire port_a_hold_open; // hdlgen/internal/card/build.go:254
+    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:256
+    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:257
+    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:259
+    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:260
+    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:266
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:757
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:757
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:757
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:757
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:757
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:757
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:757
+    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:141
+    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
     wire port_b_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -665,21 +666,21 @@ module onic_card (
     wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:227
     wire port_b_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:226
-    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:227
+    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:227
+    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:228
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_b_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_b_hold_room; // hdlgen/internal/card/build.go:232
-    wire port_b_hold_drop; // hdlgen/internal/card/build.go:233
-    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:233
-    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:233
-    wire port_b_hold_fits; // hdlgen/internal/card/build.go:241
-    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:243
-    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:244
-    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:79
+    wire port_b_hold_room; // hdlgen/internal/card/build.go:233
+    wire port_b_hold_drop; // hdlgen/internal/card/build.go:234
+    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:234
+    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:234
+    wire port_b_hold_fits; // hdlgen/internal/card/build.go:242
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:244
+    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:245
+    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:80
     wire port_b_hold_empty; // hdlgen/axis/axis.go:140
     wire port_b_hold_full; // hdlgen/axis/axis.go:141
     wire port_b_hold_not_full; // hdlgen/axis/axis.go:142
@@ -689,269 +690,269 @@ module onic_card (
     wire port_b_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_b_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_b_hold_open; // hdlgen/internal/card/build.go:253
-    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:255
-    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:256
-    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:258
-    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:259
-    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:265
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:751
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:751
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:751
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:751
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:751
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:751
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:751
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:790
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:790
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:401
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:401
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:401
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:401
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:401
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:401
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:401
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:401
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:401
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:407
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:407
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:407
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:407
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:407
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:407
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:407
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:407
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:407
-    wire tags_req_ready; // hdlgen/internal/card/build.go:429
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:429
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:429
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:429
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:429
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:429
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:429
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:429
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:429
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:429
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:429
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:429
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:429
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:429
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:429
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:429
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:492
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:492
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:492
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:492
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:492
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:492
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:492
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:492
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:492
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:492
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:509
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:509
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:509
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:509
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:509
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:509
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:509
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:509
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:509
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:509
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:509
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:509
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:509
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:509
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:509
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:509
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:509
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:576
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:576
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:576
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:576
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:576
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:576
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:576
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:576
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:576
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:576
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:576
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:576
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:576
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:576
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:576
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:576
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:576
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:576
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:576
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:576
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:576
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:576
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:576
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:576
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:576
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:576
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:576
-    wire manager_host_busy; // hdlgen/internal/card/build.go:576
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:576
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:576
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:576
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:576
-    wire regs_busy; // hdlgen/internal/card/build.go:621
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:621
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:621
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:621
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:621
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:621
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:621
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:621
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:621
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:621
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:621
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:621
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:621
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:621
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:621
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:621
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:621
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:621
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:621
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:621
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:621
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:621
+    wire port_b_hold_open; // hdlgen/internal/card/build.go:254
+    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:256
+    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:257
+    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:259
+    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:260
+    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:266
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:757
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:757
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:757
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:757
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:757
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:757
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:757
+    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:796
+    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:796
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:402
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:402
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:402
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:402
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:402
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:402
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:402
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:402
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:402
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:408
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:408
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:408
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:408
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:408
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:408
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:408
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:408
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:408
+    wire tags_req_ready; // hdlgen/internal/card/build.go:430
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:430
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:430
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:430
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:430
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:430
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:430
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:430
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:430
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:430
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:430
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:430
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:430
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:430
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:430
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:430
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:498
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:498
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:498
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:498
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:498
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:498
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:498
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:498
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:498
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:498
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:515
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:515
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:515
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:515
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:515
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:515
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:515
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:515
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:515
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:515
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:515
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:515
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:515
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:515
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:515
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:515
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:515
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:582
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:582
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:582
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:582
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:582
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:582
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:582
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:582
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:582
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:582
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:582
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:582
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:582
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:582
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:582
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:582
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:582
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:582
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:582
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:582
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:582
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:582
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:582
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:582
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:582
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:582
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:582
+    wire manager_host_busy; // hdlgen/internal/card/build.go:582
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:582
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:582
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:582
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:582
+    wire regs_busy; // hdlgen/internal/card/build.go:627
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:627
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:627
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:627
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:627
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:627
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:627
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:627
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:627
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:627
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:627
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:627
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:627
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:627
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:627
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:627
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:627
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:627
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:627
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:627
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:627
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:627
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
@@ -1132,54 +1133,54 @@ module onic_card (
     wire [63:0] slot3_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:701
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:701
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:701
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:701
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:701
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:701
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:712
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:712
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:712
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:712
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:712
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:712
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:730
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:730
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:766
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:766
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:766
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:766
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:766
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:766
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:766
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:766
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:766
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:766
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:766
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:766
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:766
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:766
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:766
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:766
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:766
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:766
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:766
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:766
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:766
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:766
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:766
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:707
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:707
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:707
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:707
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:707
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:707
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:718
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:718
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:718
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:718
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:718
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:718
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:736
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:736
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:772
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:772
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:772
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:772
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:772
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:772
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:772
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:772
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:772
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:772
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:772
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:772
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:772
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:772
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:772
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:772
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:772
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:772
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:772
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:772
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:772
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:772
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:772
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1223,6 +1224,8 @@ module onic_card (
     assign host_in_out_ready = (manager_s_host_tlp_ready & _host_in_valid_fenced_not);
     assign port_a_link_state = port_a_link_state_2;
     assign port_b_link_state = port_b_link_state_2;
+    assign port_a_link_up = port_a_link_state == LINK_STATE_UP;
+    assign port_b_link_up = port_b_link_state == LINK_STATE_UP;
     assign port_a_rx_tlp_hdr = port_a_tags_m_rx_hdr;
     assign port_a_rx_tlp_data = port_a_tags_m_rx_data;
     assign port_a_rx_tlp_keep = port_a_tags_m_rx_keep;
@@ -1246,7 +1249,6 @@ module onic_card (
     assign port_b_in_m_local_ready = m_local_from_port_b_in_ready;
     assign port_b_in_m_port_a_ready = m_port_a_from_port_b_in_ready;
     assign port_b_in_m_port_b_ready = m_port_b_from_port_b_in_ready;
-    assign _port_a_tags_eq = port_a_link_state == 2'h2;
     assign port_a_to_tags_hdr = port_a_hold_out_data[656:529];
     assign port_a_to_tags_data = port_a_hold_out_data[528:17];
     assign port_a_to_tags_keep = port_a_hold_out_data[16:1];
@@ -1260,7 +1262,6 @@ module onic_card (
     assign port_a_from_link_eop = port_a_link_m_tlp_eop;
     assign port_a_from_link_valid = port_a_link_m_tlp_valid;
     assign port_a_link_s_ready = port_a_link_s_tlp_ready;
-    assign _port_b_tags_eq = port_b_link_state == 2'h2;
     assign port_b_to_tags_hdr = port_b_hold_out_data[656:529];
     assign port_b_to_tags_data = port_b_hold_out_data[528:17];
     assign port_b_to_tags_keep = port_b_hold_out_data[16:1];
@@ -1383,8 +1384,8 @@ module onic_card (
                                & host_register_write;
     assign port_a_stalled = port_a_egress_stalled;
     assign port_b_stalled = port_b_egress_stalled;
-    assign _port_down_not_2 = ~(_port_b_tags_eq & (~port_b_stalled));
-    assign _port_down_not = ~(_port_a_tags_eq & (~port_a_stalled));
+    assign _port_down_not_2 = ~(port_b_link_up & (~port_b_stalled));
+    assign _port_down_not = ~(port_a_link_up & (~port_a_stalled));
     assign port_down = {_port_down_not_2, _port_down_not};
     assign manager_m_port_a_ready = m_port_a_from_manager_ready;
     assign manager_m_port_b_ready = m_port_b_from_manager_ready;
@@ -1872,7 +1873,7 @@ module onic_card (
     assign port_a_hold_pop = port_a_hold_not_empty & port_a_hold_out_ready;
     assign port_a_hold_rptr_next = port_a_hold_pop ? port_a_hold_rptr_inc : port_a_hold_rptr;
     assign port_a_hold_out_data = port_a_hold_bypass ? port_a_hold_bypass_data : port_a_hold_head;
-    assign port_a_hold_open = _port_a_tags_eq | port_a_hold_mid;
+    assign port_a_hold_open = port_a_link_up | port_a_hold_mid;
     assign _port_a_to_tags_valid_and = port_a_hold_not_empty & port_a_hold_open;
     assign port_a_to_link_ready = port_a_tags_s_tlp_ready;
     assign _port_a_hold_free_and = _port_a_hold_push_and & port_a_hold_in_ready;
@@ -1968,7 +1969,7 @@ module onic_card (
     assign port_b_hold_pop = port_b_hold_not_empty & port_b_hold_out_ready;
     assign port_b_hold_rptr_next = port_b_hold_pop ? port_b_hold_rptr_inc : port_b_hold_rptr;
     assign port_b_hold_out_data = port_b_hold_bypass ? port_b_hold_bypass_data : port_b_hold_head;
-    assign port_b_hold_open = _port_b_tags_eq | port_b_hold_mid;
+    assign port_b_hold_open = port_b_link_up | port_b_hold_mid;
     assign _port_b_to_tags_valid_and = port_b_hold_not_empty & port_b_hold_open;
     assign port_b_to_link_ready = port_b_tags_s_tlp_ready;
     assign _port_b_hold_free_and = _port_b_hold_push_and & port_b_hold_in_ready;
@@ -2047,7 +2048,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
                     _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:401
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:402
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -2067,7 +2068,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:407
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:408
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -2087,7 +2088,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:429
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:430
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2127,7 +2128,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:492
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:498
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2204,7 +2205,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:492
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:498
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2281,10 +2282,10 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:509
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:515
         .clk(clk),
         .rst(rst),
-        .up(_port_a_tags_eq),
+        .up(port_a_link_up),
         .s_tlp_hdr(port_a_to_tags_hdr),
         .s_tlp_eop(port_a_to_tags_eop),
         .s_tlp_data(port_a_to_tags_data),
@@ -2317,10 +2318,10 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:509
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:515
         .clk(clk),
         .rst(rst),
-        .up(_port_b_tags_eq),
+        .up(port_b_link_up),
         .s_tlp_hdr(port_b_to_tags_hdr),
         .s_tlp_eop(port_b_to_tags_eop),
         .s_tlp_data(port_b_to_tags_data),
@@ -2353,7 +2354,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:576
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:582
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2418,7 +2419,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:621
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:627
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2912,7 +2913,7 @@ module onic_card (
         .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:701
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:707
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2930,7 +2931,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:712
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:718
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2948,7 +2949,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:730
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:736
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2957,7 +2958,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:766
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:772
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -2991,7 +2992,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:766
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:772
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
@@ -3552,7 +3553,7 @@ module onic_card (
             port_a_egress_stalled <= 1'h0;
         end else begin
             port_a_egress_stalled <= port_a_egress_stall ? 1'h1
-                                     : ((port_a_hold_half_free | (~_port_a_tags_eq)) ? 1'h0
+                                     : ((port_a_hold_half_free | (~port_a_link_up)) ? 1'h0
                                          : port_a_egress_stalled);
         end
     end
@@ -3812,7 +3813,7 @@ module onic_card (
             port_b_egress_stalled <= 1'h0;
         end else begin
             port_b_egress_stalled <= port_b_egress_stall ? 1'h1
-                                     : ((port_b_hold_half_free | (~_port_b_tags_eq)) ? 1'h0
+                                     : ((port_b_hold_half_free | (~port_b_link_up)) ? 1'h0
                                          : port_b_egress_stalled);
         end
     end

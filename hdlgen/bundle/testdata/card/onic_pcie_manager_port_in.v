@@ -93,102 +93,102 @@ module onic_pcie_manager_port_in (
     output wire [31:0] deny_egress_denied_total,
     output wire [31:0] deny_source_invalid_total
 );
-    localparam pin_kernel_in = 1'h0; // hdlgen/manager/portin.go:200
-    localparam pin_relay = 1'h0; // hdlgen/manager/portin.go:204
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:252
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:252
+    localparam pin_kernel_in = 1'h0; // hdlgen/manager/portin.go:201
+    localparam pin_relay = 1'h0; // hdlgen/manager/portin.go:205
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/portin.go:253
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/portin.go:253
     reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:209
-    reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:209
-    reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:209
-    reg  [511:0] p1_data = 512'h0; // hdlgen/manager/portin.go:209
-    reg  [15:0] p1_keep = 16'h0; // hdlgen/manager/portin.go:209
-    reg  p1_sop = 1'h0; // hdlgen/manager/portin.go:209
-    reg  p1_eop = 1'h0; // hdlgen/manager/portin.go:209
-    reg  [6:0] p1_kind = 7'h0; // hdlgen/manager/portin.go:211
-    reg  [12:0] p1_size = 13'h0; // hdlgen/manager/portin.go:211
-    reg  p1_proxy_ok = 1'h0; // hdlgen/manager/portin.go:211
-    reg  [15:0] p1_local = 16'h0; // hdlgen/manager/portin.go:211
-    reg  p1_kernel_in = 1'h0; // hdlgen/manager/portin.go:212
-    reg  [7:0] p1_kernel_slot = 8'h0; // hdlgen/manager/portin.go:212
-    reg  [63:0] p1_kernel_off = 64'h0; // hdlgen/manager/portin.go:212
-    reg  p1_relay = 1'h0; // hdlgen/manager/portin.go:212
-    reg  p2_valid = 1'h0; // hdlgen/manager/portin.go:238
-    reg  [127:0] p2_hdr = 128'h0; // hdlgen/manager/portin.go:238
-    reg  p2_bar = 1'h0; // hdlgen/manager/portin.go:238
-    reg  [511:0] p2_data = 512'h0; // hdlgen/manager/portin.go:238
-    reg  [15:0] p2_keep = 16'h0; // hdlgen/manager/portin.go:238
-    reg  p2_sop = 1'h0; // hdlgen/manager/portin.go:238
-    reg  p2_eop = 1'h0; // hdlgen/manager/portin.go:238
-    reg  [6:0] p2_kind = 7'h0; // hdlgen/manager/portin.go:240
-    reg  p2_proxy_ok = 1'h0; // hdlgen/manager/portin.go:240
-    reg  [15:0] p2_local = 16'h0; // hdlgen/manager/portin.go:240
-    reg  p2_steer = 1'h0; // hdlgen/manager/portin.go:241
-    reg  [7:0] p2_kernel_slot = 8'h0; // hdlgen/manager/portin.go:241
-    reg  [63:0] p2_kernel_off = 64'h0; // hdlgen/manager/portin.go:241
-    reg  p2_relay = 1'h0; // hdlgen/manager/portin.go:241
-    reg  [2:0] p2_rule = 3'h0; // hdlgen/manager/portin.go:242
-    reg  [2:0] p2_relay_rule = 3'h0; // hdlgen/manager/portin.go:242
-    reg  p2_mwr = 1'h0; // hdlgen/manager/portin.go:243
-    reg  p2_malformed = 1'h0; // hdlgen/manager/portin.go:244
-    reg  p2_msg = 1'h0; // hdlgen/manager/portin.go:244
-    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:295
-    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:295
-    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:295
-    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:295
-    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:295
-    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:295
-    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:297
-    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:297
-    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:297
-    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:298
-    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:298
-    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:298
-    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:299
-    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:299
-    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:299
-    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:300
-    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:319
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:319
-    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:319
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:319
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:319
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:329
-    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:336
-    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:336
-    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:336
-    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:336
-    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:336
-    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:336
+    reg  p1_valid = 1'h0; // hdlgen/manager/portin.go:210
+    reg  [127:0] p1_hdr = 128'h0; // hdlgen/manager/portin.go:210
+    reg  p1_bar = 1'h0; // hdlgen/manager/portin.go:210
+    reg  [511:0] p1_data = 512'h0; // hdlgen/manager/portin.go:210
+    reg  [15:0] p1_keep = 16'h0; // hdlgen/manager/portin.go:210
+    reg  p1_sop = 1'h0; // hdlgen/manager/portin.go:210
+    reg  p1_eop = 1'h0; // hdlgen/manager/portin.go:210
+    reg  [6:0] p1_kind = 7'h0; // hdlgen/manager/portin.go:212
+    reg  [12:0] p1_size = 13'h0; // hdlgen/manager/portin.go:212
+    reg  p1_proxy_ok = 1'h0; // hdlgen/manager/portin.go:212
+    reg  [15:0] p1_local = 16'h0; // hdlgen/manager/portin.go:212
+    reg  p1_kernel_in = 1'h0; // hdlgen/manager/portin.go:213
+    reg  [7:0] p1_kernel_slot = 8'h0; // hdlgen/manager/portin.go:213
+    reg  [63:0] p1_kernel_off = 64'h0; // hdlgen/manager/portin.go:213
+    reg  p1_relay = 1'h0; // hdlgen/manager/portin.go:213
+    reg  p2_valid = 1'h0; // hdlgen/manager/portin.go:239
+    reg  [127:0] p2_hdr = 128'h0; // hdlgen/manager/portin.go:239
+    reg  p2_bar = 1'h0; // hdlgen/manager/portin.go:239
+    reg  [511:0] p2_data = 512'h0; // hdlgen/manager/portin.go:239
+    reg  [15:0] p2_keep = 16'h0; // hdlgen/manager/portin.go:239
+    reg  p2_sop = 1'h0; // hdlgen/manager/portin.go:239
+    reg  p2_eop = 1'h0; // hdlgen/manager/portin.go:239
+    reg  [6:0] p2_kind = 7'h0; // hdlgen/manager/portin.go:241
+    reg  p2_proxy_ok = 1'h0; // hdlgen/manager/portin.go:241
+    reg  [15:0] p2_local = 16'h0; // hdlgen/manager/portin.go:241
+    reg  p2_steer = 1'h0; // hdlgen/manager/portin.go:242
+    reg  [7:0] p2_kernel_slot = 8'h0; // hdlgen/manager/portin.go:242
+    reg  [63:0] p2_kernel_off = 64'h0; // hdlgen/manager/portin.go:242
+    reg  p2_relay = 1'h0; // hdlgen/manager/portin.go:242
+    reg  [2:0] p2_rule = 3'h0; // hdlgen/manager/portin.go:243
+    reg  [2:0] p2_relay_rule = 3'h0; // hdlgen/manager/portin.go:243
+    reg  p2_mwr = 1'h0; // hdlgen/manager/portin.go:244
+    reg  p2_malformed = 1'h0; // hdlgen/manager/portin.go:245
+    reg  p2_msg = 1'h0; // hdlgen/manager/portin.go:245
+    reg  p3_valid = 1'h0; // hdlgen/manager/portin.go:296
+    reg  p3_bar = 1'h0; // hdlgen/manager/portin.go:296
+    reg  [511:0] p3_data = 512'h0; // hdlgen/manager/portin.go:296
+    reg  [15:0] p3_keep = 16'h0; // hdlgen/manager/portin.go:296
+    reg  p3_sop = 1'h0; // hdlgen/manager/portin.go:296
+    reg  p3_eop = 1'h0; // hdlgen/manager/portin.go:296
+    reg  p3_ok = 1'h0; // hdlgen/manager/portin.go:298
+    reg  p3_complete = 1'h0; // hdlgen/manager/portin.go:298
+    reg  [2:0] p3_egress = 3'h0; // hdlgen/manager/portin.go:298
+    reg  [7:0] p3_slot = 8'h0; // hdlgen/manager/portin.go:299
+    reg  p3_relay = 1'h0; // hdlgen/manager/portin.go:299
+    reg  [127:0] p3_out_hdr = 128'h0; // hdlgen/manager/portin.go:299
+    reg  [127:0] p3_ur_hdr = 128'h0; // hdlgen/manager/portin.go:300
+    reg  [3:0] p3_reason = 4'h0; // hdlgen/manager/portin.go:300
+    reg  p3_relay_denied = 1'h0; // hdlgen/manager/portin.go:300
+    reg  [2:0] p3_rule = 3'h0; // hdlgen/manager/portin.go:301
+    reg  m_host_sent = 1'h0; // hdlgen/manager/portin.go:320
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/portin.go:320
+    reg  m_local_sent = 1'h0; // hdlgen/manager/portin.go:320
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/portin.go:320
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/portin.go:320
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/portin.go:330
+    reg  [31:0] deny_no_domain = 32'h0; // hdlgen/manager/portin.go:337
+    reg  [31:0] deny_no_range = 32'h0; // hdlgen/manager/portin.go:337
+    reg  [31:0] deny_read_denied = 32'h0; // hdlgen/manager/portin.go:337
+    reg  [31:0] deny_write_denied = 32'h0; // hdlgen/manager/portin.go:337
+    reg  [31:0] deny_egress_denied = 32'h0; // hdlgen/manager/portin.go:337
+    reg  [31:0] deny_source_invalid = 32'h0; // hdlgen/manager/portin.go:337
     wire [6:0] pin_kind; // hdlgen/manager/portin.go:168: a table
-    wire [15:0] pin_local; // hdlgen/manager/portin.go:180: a table
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
+    wire [15:0] pin_local; // hdlgen/manager/portin.go:181: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1117: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1121: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1123: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire port_mux_last_is0; // hdlgen/axis/axis.go:215
@@ -208,112 +208,112 @@ module onic_pcie_manager_port_in (
     wire adv; // hdlgen/manager/portin.go:163
     wire pin_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] pin_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:173
-    wire pin_proxy_ok; // hdlgen/manager/portin.go:174
+    wire [15:0] _pin_proxy_ok_sub; // hdlgen/manager/portin.go:174
+    wire pin_proxy_ok; // hdlgen/manager/portin.go:175
     wire p1_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] p1_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] p1_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire pin_malformed; // hdlgen/manager/portin.go:221
-    wire pin_msg; // hdlgen/manager/portin.go:223
-    wire pin_mwr; // hdlgen/manager/portin.go:224
-    wire pin_steer; // hdlgen/manager/portin.go:225
-    wire [1:0] _access_add; // hdlgen/manager/portin.go:226
-    wire [1:0] access_op; // hdlgen/manager/manager.go:187
+    wire pin_malformed; // hdlgen/manager/portin.go:222
+    wire pin_msg; // hdlgen/manager/portin.go:224
+    wire pin_mwr; // hdlgen/manager/portin.go:225
+    wire pin_steer; // hdlgen/manager/portin.go:226
+    wire [1:0] _access_add; // hdlgen/manager/portin.go:227
+    wire [1:0] access_op; // hdlgen/manager/manager.go:190
     wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire [63:0] p2_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire pin_allowed; // hdlgen/manager/portin.go:250
-    wire pin_when_allowed; // hdlgen/manager/portin.go:266
-    wire pin_not_allowed; // hdlgen/manager/portin.go:267
-    wire pin_when_denied; // hdlgen/manager/portin.go:267
-    wire _pin_when_master_off_not; // hdlgen/manager/portin.go:269
-    wire pin_when_master_off; // hdlgen/manager/portin.go:269
-    wire pin_when_steered; // hdlgen/manager/portin.go:270
-    wire pin_when_malformed; // hdlgen/manager/portin.go:271
-    wire pin_when_cpl_unexpected; // hdlgen/manager/portin.go:272
-    wire pin_when_cpl; // hdlgen/manager/portin.go:273
-    wire [3:0] _pin_reason_mux; // hdlgen/manager/portin.go:263
-    wire pin_when_message; // hdlgen/manager/portin.go:276
-    wire [3:0] pin_reason; // hdlgen/manager/portin.go:263
-    wire [2:0] pin_egress; // hdlgen/manager/portin.go:263
-    wire pin_ok; // hdlgen/manager/portin.go:278
-    wire pin_complete; // hdlgen/manager/portin.go:279
-    wire pin_relay_write; // hdlgen/manager/portin.go:281
-    wire pin_relay_allowed; // hdlgen/manager/portin.go:282
-    wire pin_relay_copy; // hdlgen/manager/portin.go:283
-    wire pin_relay_denied; // hdlgen/manager/portin.go:284
-    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:290
-    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:290
-    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:290
-    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:290
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
-    wire pin_take; // hdlgen/manager/portin.go:294
-    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:306
-    wire _m_port_a_for_and; // hdlgen/manager/portin.go:308
-    wire _m_port_a_for_not; // hdlgen/manager/portin.go:309
-    wire m_port_a_for; // hdlgen/manager/portin.go:309
-    wire m_port_b_for; // hdlgen/manager/portin.go:310
-    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:311
-    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:311
-    wire m_host_for; // hdlgen/manager/portin.go:305
-    wire m_kernel_for; // hdlgen/manager/portin.go:305
-    wire m_local_for; // hdlgen/manager/portin.go:305
-    wire m_host_offer; // hdlgen/manager/portin.go:319
+    wire pin_allowed; // hdlgen/manager/portin.go:251
+    wire pin_when_allowed; // hdlgen/manager/portin.go:267
+    wire pin_not_allowed; // hdlgen/manager/portin.go:268
+    wire pin_when_denied; // hdlgen/manager/portin.go:268
+    wire _pin_when_master_off_not; // hdlgen/manager/portin.go:270
+    wire pin_when_master_off; // hdlgen/manager/portin.go:270
+    wire pin_when_steered; // hdlgen/manager/portin.go:271
+    wire pin_when_malformed; // hdlgen/manager/portin.go:272
+    wire pin_when_cpl_unexpected; // hdlgen/manager/portin.go:273
+    wire pin_when_cpl; // hdlgen/manager/portin.go:274
+    wire [3:0] _pin_reason_mux; // hdlgen/manager/portin.go:264
+    wire pin_when_message; // hdlgen/manager/portin.go:277
+    wire [3:0] pin_reason; // hdlgen/manager/portin.go:264
+    wire [2:0] pin_egress; // hdlgen/manager/portin.go:264
+    wire pin_ok; // hdlgen/manager/portin.go:279
+    wire pin_complete; // hdlgen/manager/portin.go:280
+    wire pin_relay_write; // hdlgen/manager/portin.go:282
+    wire pin_relay_allowed; // hdlgen/manager/portin.go:283
+    wire pin_relay_copy; // hdlgen/manager/portin.go:284
+    wire pin_relay_denied; // hdlgen/manager/portin.go:285
+    wire [1:0] _p3_out_hdr_mux; // hdlgen/manager/portin.go:291
+    wire pin_rewrite_4dw; // hdlgen/manager/portin.go:291
+    wire [31:0] pin_rewrite_dw0; // hdlgen/manager/portin.go:291
+    wire [31:0] pin_rewrite_dw1; // hdlgen/manager/portin.go:291
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1120
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1122
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1123
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1124
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1125
+    wire pin_take; // hdlgen/manager/portin.go:295
+    wire [529:0] _m_port_a_slice_concat_2; // hdlgen/manager/portin.go:307
+    wire _m_port_a_for_and; // hdlgen/manager/portin.go:309
+    wire _m_port_a_for_not; // hdlgen/manager/portin.go:310
+    wire m_port_a_for; // hdlgen/manager/portin.go:310
+    wire m_port_b_for; // hdlgen/manager/portin.go:311
+    wire [657:0] _m_port_a_slice_concat; // hdlgen/manager/portin.go:312
+    wire [657:0] _m_port_a_slice_mux; // hdlgen/manager/portin.go:312
+    wire m_host_for; // hdlgen/manager/portin.go:306
+    wire m_kernel_for; // hdlgen/manager/portin.go:306
+    wire m_local_for; // hdlgen/manager/portin.go:306
+    wire m_host_offer; // hdlgen/manager/portin.go:320
     wire m_host_in_ready; // hdlgen/axis/axis.go:23
-    wire m_host_took; // hdlgen/manager/portin.go:319
-    wire m_host_has; // hdlgen/manager/portin.go:319
-    wire m_host_done; // hdlgen/manager/portin.go:319
+    wire m_host_took; // hdlgen/manager/portin.go:320
+    wire m_host_has; // hdlgen/manager/portin.go:320
+    wire m_host_done; // hdlgen/manager/portin.go:320
     wire m_host_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_kernel_offer; // hdlgen/manager/portin.go:319
+    wire m_kernel_offer; // hdlgen/manager/portin.go:320
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/portin.go:319
-    wire m_kernel_has; // hdlgen/manager/portin.go:319
-    wire m_kernel_done; // hdlgen/manager/portin.go:319
+    wire m_kernel_took; // hdlgen/manager/portin.go:320
+    wire m_kernel_has; // hdlgen/manager/portin.go:320
+    wire m_kernel_done; // hdlgen/manager/portin.go:320
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_local_offer; // hdlgen/manager/portin.go:319
+    wire m_local_offer; // hdlgen/manager/portin.go:320
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/portin.go:319
-    wire m_local_has; // hdlgen/manager/portin.go:319
-    wire m_local_done; // hdlgen/manager/portin.go:319
+    wire m_local_took; // hdlgen/manager/portin.go:320
+    wire m_local_has; // hdlgen/manager/portin.go:320
+    wire m_local_done; // hdlgen/manager/portin.go:320
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_a_offer; // hdlgen/manager/portin.go:319
+    wire m_port_a_offer; // hdlgen/manager/portin.go:320
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/portin.go:319
-    wire m_port_a_has; // hdlgen/manager/portin.go:319
-    wire m_port_a_done; // hdlgen/manager/portin.go:319
+    wire m_port_a_took; // hdlgen/manager/portin.go:320
+    wire m_port_a_has; // hdlgen/manager/portin.go:320
+    wire m_port_a_done; // hdlgen/manager/portin.go:320
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_b_offer; // hdlgen/manager/portin.go:319
+    wire m_port_b_offer; // hdlgen/manager/portin.go:320
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/portin.go:319
-    wire m_port_b_has; // hdlgen/manager/portin.go:319
-    wire m_port_b_done; // hdlgen/manager/portin.go:319
+    wire m_port_b_took; // hdlgen/manager/portin.go:320
+    wire m_port_b_has; // hdlgen/manager/portin.go:320
+    wire m_port_b_done; // hdlgen/manager/portin.go:320
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire pin_count; // hdlgen/manager/portin.go:322
-    wire [31:0] count_ok_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_not_for_us_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_window_miss_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_mapping_disabled_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_port_down_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_denied_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_no_proxy_id_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_unexpected_completion_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_unsupported_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_relay_denied_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_msix_address_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_malformed_inc; // hdlgen/manager/portin.go:330
-    wire [31:0] count_bus_master_disabled_inc; // hdlgen/manager/portin.go:330
-    wire count_denied_now; // hdlgen/manager/portin.go:333
-    wire [31:0] deny_no_domain_inc; // hdlgen/manager/portin.go:337
-    wire [31:0] deny_no_range_inc; // hdlgen/manager/portin.go:337
-    wire [31:0] deny_read_denied_inc; // hdlgen/manager/portin.go:337
-    wire [31:0] deny_write_denied_inc; // hdlgen/manager/portin.go:337
-    wire [31:0] deny_egress_denied_inc; // hdlgen/manager/portin.go:337
-    wire [31:0] deny_source_invalid_inc; // hdlgen/manager/portin.go:337
+    wire pin_count; // hdlgen/manager/portin.go:323
+    wire [31:0] count_ok_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_not_for_us_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_window_miss_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_mapping_disabled_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_port_down_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_denied_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_no_proxy_id_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_unexpected_completion_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_unsupported_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_relay_denied_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_msix_address_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_malformed_inc; // hdlgen/manager/portin.go:331
+    wire [31:0] count_bus_master_disabled_inc; // hdlgen/manager/portin.go:331
+    wire count_denied_now; // hdlgen/manager/portin.go:334
+    wire [31:0] deny_no_domain_inc; // hdlgen/manager/portin.go:338
+    wire [31:0] deny_no_range_inc; // hdlgen/manager/portin.go:338
+    wire [31:0] deny_read_denied_inc; // hdlgen/manager/portin.go:338
+    wire [31:0] deny_write_denied_inc; // hdlgen/manager/portin.go:338
+    wire [31:0] deny_egress_denied_inc; // hdlgen/manager/portin.go:338
+    wire [31:0] deny_source_invalid_inc; // hdlgen/manager/portin.go:338
     wire port_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -502,49 +502,50 @@ module onic_pcie_manager_port_in (
     assign unused = &{1'b0, access_found, access_domain, relay_access_found, relay_access_domain,
                     p2_kind[4], p2_kernel_off[1:0], p2_hdr_address[1:0], p2_hdr_address[63:7]};
 
+    // pin_kind_lookup's bits, 6 to 0: lock, mrd, data, non_posted, cpl, cfg_msg, mem_atomic
     function [6:0] pin_kind_lookup;
         input [7:0] pin_kind_index;
         begin
             case (pin_kind_index)
-                8'h0: pin_kind_lookup = 7'h29;
-                8'h1: pin_kind_lookup = 7'h69;
-                8'h2: pin_kind_lookup = 7'h8;
-                8'h4: pin_kind_lookup = 7'ha;
-                8'h5: pin_kind_lookup = 7'ha;
-                8'ha: pin_kind_lookup = 7'h4;
-                8'hb: pin_kind_lookup = 7'h4;
-                8'h20: pin_kind_lookup = 7'h29;
-                8'h21: pin_kind_lookup = 7'h69;
-                8'h30: pin_kind_lookup = 7'h2;
-                8'h31: pin_kind_lookup = 7'h2;
-                8'h32: pin_kind_lookup = 7'h2;
-                8'h33: pin_kind_lookup = 7'h2;
-                8'h34: pin_kind_lookup = 7'h2;
-                8'h35: pin_kind_lookup = 7'h2;
-                8'h36: pin_kind_lookup = 7'h2;
-                8'h37: pin_kind_lookup = 7'h2;
-                8'h40: pin_kind_lookup = 7'h11;
-                8'h42: pin_kind_lookup = 7'h18;
-                8'h44: pin_kind_lookup = 7'h1a;
-                8'h45: pin_kind_lookup = 7'h1a;
-                8'h4a: pin_kind_lookup = 7'h14;
-                8'h4b: pin_kind_lookup = 7'h14;
-                8'h4c: pin_kind_lookup = 7'h19;
-                8'h4d: pin_kind_lookup = 7'h19;
-                8'h4e: pin_kind_lookup = 7'h19;
-                8'h60: pin_kind_lookup = 7'h11;
-                8'h6c: pin_kind_lookup = 7'h19;
-                8'h6d: pin_kind_lookup = 7'h19;
-                8'h6e: pin_kind_lookup = 7'h19;
-                8'h70: pin_kind_lookup = 7'h12;
-                8'h71: pin_kind_lookup = 7'h12;
-                8'h72: pin_kind_lookup = 7'h12;
-                8'h73: pin_kind_lookup = 7'h12;
-                8'h74: pin_kind_lookup = 7'h12;
-                8'h75: pin_kind_lookup = 7'h12;
-                8'h76: pin_kind_lookup = 7'h12;
-                8'h77: pin_kind_lookup = 7'h12;
-                default: pin_kind_lookup = 7'h0;
+                8'h0: pin_kind_lookup = 7'b0101001;
+                8'h1: pin_kind_lookup = 7'b1101001;
+                8'h2: pin_kind_lookup = 7'b0001000;
+                8'h4: pin_kind_lookup = 7'b0001010;
+                8'h5: pin_kind_lookup = 7'b0001010;
+                8'ha: pin_kind_lookup = 7'b0000100;
+                8'hb: pin_kind_lookup = 7'b0000100;
+                8'h20: pin_kind_lookup = 7'b0101001;
+                8'h21: pin_kind_lookup = 7'b1101001;
+                8'h30: pin_kind_lookup = 7'b0000010;
+                8'h31: pin_kind_lookup = 7'b0000010;
+                8'h32: pin_kind_lookup = 7'b0000010;
+                8'h33: pin_kind_lookup = 7'b0000010;
+                8'h34: pin_kind_lookup = 7'b0000010;
+                8'h35: pin_kind_lookup = 7'b0000010;
+                8'h36: pin_kind_lookup = 7'b0000010;
+                8'h37: pin_kind_lookup = 7'b0000010;
+                8'h40: pin_kind_lookup = 7'b0010001;
+                8'h42: pin_kind_lookup = 7'b0011000;
+                8'h44: pin_kind_lookup = 7'b0011010;
+                8'h45: pin_kind_lookup = 7'b0011010;
+                8'h4a: pin_kind_lookup = 7'b0010100;
+                8'h4b: pin_kind_lookup = 7'b0010100;
+                8'h4c: pin_kind_lookup = 7'b0011001;
+                8'h4d: pin_kind_lookup = 7'b0011001;
+                8'h4e: pin_kind_lookup = 7'b0011001;
+                8'h60: pin_kind_lookup = 7'b0010001;
+                8'h6c: pin_kind_lookup = 7'b0011001;
+                8'h6d: pin_kind_lookup = 7'b0011001;
+                8'h6e: pin_kind_lookup = 7'b0011001;
+                8'h70: pin_kind_lookup = 7'b0010010;
+                8'h71: pin_kind_lookup = 7'b0010010;
+                8'h72: pin_kind_lookup = 7'b0010010;
+                8'h73: pin_kind_lookup = 7'b0010010;
+                8'h74: pin_kind_lookup = 7'b0010010;
+                8'h75: pin_kind_lookup = 7'b0010010;
+                8'h76: pin_kind_lookup = 7'b0010010;
+                8'h77: pin_kind_lookup = 7'b0010010;
+                default: pin_kind_lookup = 7'b0000000;
             endcase
         end
     endfunction

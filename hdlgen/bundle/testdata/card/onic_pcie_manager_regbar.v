@@ -99,9 +99,9 @@ module onic_pcie_manager_regbar (
     reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:272
     reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:274
     reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:288
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1117: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1121: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1123: a table
     wire rb_idle; // hdlgen/manager/regbar.go:100
     wire rb_deciding; // hdlgen/manager/regbar.go:100
     wire rb_writing; // hdlgen/manager/regbar.go:100
@@ -165,12 +165,12 @@ module onic_pcie_manager_regbar (
     wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:244
     wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:249
     wire rb_sent; // hdlgen/manager/regbar.go:250
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
-    wire [95:0] rb_cpl_first; // hdlgen/manager/manager.go:1125
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1120
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1122
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1123
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1124
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1125
+    wire [95:0] rb_cpl_first; // hdlgen/manager/manager.go:1129
     wire rb_next_cpl; // hdlgen/manager/regbar.go:263
     wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:264
     wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:264

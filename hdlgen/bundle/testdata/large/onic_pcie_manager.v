@@ -82,420 +82,420 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [59:0] lut [0:511]; // hdlgen/manager/manager.go:713
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:740
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:741
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:811
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:811
-    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:876
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:887
-    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:887
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:887
-    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:934
-    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:934
-    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:934
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1048
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1048
-    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1048
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1048
-    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1180
-    reg  [31:0] win_en_lo = 32'hffffffff; // hdlgen/manager/manager.go:1205
-    reg  [31:0] win_en_hi = 32'hffffffff; // hdlgen/manager/manager.go:1205
-    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1206
-    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1206
-    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1207
-    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1207
-    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1210
-    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1210
-    reg  lut_init_done = 1'h0; // hdlgen/manager/manager.go:583
-    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:698
-    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:698
-    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:698
-    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:698
-    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:698
-    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:698
-    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:698
-    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:700
-    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:700
-    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:700
-    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:700
-    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:700
-    reg  s1_in_lut = 1'h0; // hdlgen/manager/manager.go:700
-    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:700
-    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:700
-    reg  [59:0] _translated_enabled_memread = 60'h0; // hdlgen/manager/manager.go:714
-    reg  [8:0] lut_init_idx = 9'h0; // hdlgen/manager/manager.go:721
-    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:794
-    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:794
-    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:794
-    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:794
-    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:794
-    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:794
-    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:794
-    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:799
-    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:799
-    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:799
-    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:799
-    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:799
-    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:799
-    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:799
-    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:799
-    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:799
-    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:799
-    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:799
-    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:799
-    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:799
-    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:799
-    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:799
-    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:799
-    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:799
-    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:845
-    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:845
-    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:845
-    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:845
-    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:845
-    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:845
-    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:845
-    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:848
-    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:848
-    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:848
-    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:848
-    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:848
-    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:848
-    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:848
-    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:848
-    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:848
-    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:848
-    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:848
-    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:848
-    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:848
-    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:848
-    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:848
-    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:848
-    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:848
-    reg  [2:0] s3_second_rule = 3'h0; // hdlgen/manager/manager.go:848
-    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:967
-    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:967
-    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:967
-    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:967
-    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:967
-    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:968
-    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:969
-    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:970
-    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:971
-    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:972
-    reg  s4_second_denied = 1'h0; // hdlgen/manager/manager.go:974
-    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:976
-    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:977
-    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:978
-    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:979
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:1002
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:1002
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:1002
-    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:1002
-    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:1002
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1046
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1046
-    wire [6:0] kind; // hdlgen/manager/manager.go:627: a table
-    wire [63:0] bar_mask; // hdlgen/manager/manager.go:668: a table
-    wire bar_ok; // hdlgen/manager/manager.go:669: a table
-    wire [59:0] _mux_2345_mux; // hdlgen/manager/manager.go:729: a table
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1113: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1117: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1119: a table
-    wire write_accept; // hdlgen/manager/manager.go:1181
-    wire [31:0] write_mask; // hdlgen/manager/manager.go:1192
-    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1205
-    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1205
-    wire init_done; // hdlgen/manager/manager.go:1208
+    reg  [59:0] lut [0:511]; // hdlgen/manager/manager.go:717
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:744
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:745
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:815
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:815
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:880
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:891
+    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:891
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:891
+    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:938
+    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:938
+    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:938
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1052
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1052
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1052
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1052
+    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1184
+    reg  [31:0] win_en_lo = 32'hffffffff; // hdlgen/manager/manager.go:1209
+    reg  [31:0] win_en_hi = 32'hffffffff; // hdlgen/manager/manager.go:1209
+    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1210
+    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1210
+    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1211
+    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1211
+    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1214
+    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1214
+    reg  lut_init_done = 1'h0; // hdlgen/manager/manager.go:586
+    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:702
+    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:702
+    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:702
+    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:702
+    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:702
+    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:702
+    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:702
+    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:704
+    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:704
+    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:704
+    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:704
+    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:704
+    reg  s1_in_lut = 1'h0; // hdlgen/manager/manager.go:704
+    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:704
+    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:704
+    reg  [59:0] _translated_enabled_memread = 60'h0; // hdlgen/manager/manager.go:718
+    reg  [8:0] lut_init_idx = 9'h0; // hdlgen/manager/manager.go:725
+    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:798
+    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:798
+    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:798
+    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:798
+    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:798
+    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:798
+    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:798
+    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:803
+    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:803
+    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:803
+    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:803
+    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:803
+    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:803
+    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:803
+    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:803
+    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:803
+    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:803
+    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:803
+    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:803
+    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:803
+    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:803
+    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:803
+    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:803
+    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:803
+    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:849
+    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:849
+    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:849
+    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:849
+    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:849
+    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:849
+    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:849
+    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:852
+    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:852
+    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:852
+    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:852
+    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:852
+    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:852
+    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:852
+    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:852
+    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:852
+    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:852
+    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:852
+    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:852
+    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:852
+    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:852
+    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:852
+    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:852
+    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:852
+    reg  [2:0] s3_second_rule = 3'h0; // hdlgen/manager/manager.go:852
+    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:971
+    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:971
+    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:971
+    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:971
+    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:971
+    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:972
+    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:973
+    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:974
+    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:975
+    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:976
+    reg  s4_second_denied = 1'h0; // hdlgen/manager/manager.go:978
+    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:980
+    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:981
+    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:982
+    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:983
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:1006
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:1006
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:1006
+    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:1006
+    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:1006
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1050
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1050
+    wire [6:0] kind; // hdlgen/manager/manager.go:630: a table
+    wire [63:0] bar_mask; // hdlgen/manager/manager.go:672: a table
+    wire bar_ok; // hdlgen/manager/manager.go:673: a table
+    wire [59:0] _mux_2345_mux; // hdlgen/manager/manager.go:733: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1117: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1121: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1123: a table
+    wire write_accept; // hdlgen/manager/manager.go:1185
+    wire [31:0] write_mask; // hdlgen/manager/manager.go:1196
+    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1209
+    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1209
+    wire init_done; // hdlgen/manager/manager.go:1212
     wire in_ready; // hdlgen/axis/axis.go:23
     wire in_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire [127:0] in_hdr; // hdlgen/manager/manager.go:605
-    wire [2:0] in_bar; // hdlgen/manager/manager.go:605
-    wire adv; // hdlgen/manager/manager.go:615
+    wire [127:0] in_hdr; // hdlgen/manager/manager.go:608
+    wire [2:0] in_bar; // hdlgen/manager/manager.go:608
+    wire adv; // hdlgen/manager/manager.go:618
     wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire [63:0] bar_offset; // hdlgen/manager/manager.go:668
-    wire [47:0] _s1_in_lut_sub; // hdlgen/manager/manager.go:682
-    wire _s1_in_lut_ltu; // hdlgen/manager/manager.go:684
-    wire _s1_proxy_ok_eq_64; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_63; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_62; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_61; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_60; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_59; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_58; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_57; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_56; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_55; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_54; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_53; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_52; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_51; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_50; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_49; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_48; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_47; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_46; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_45; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_44; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_43; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_42; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_41; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_40; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_39; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_38; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_37; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_36; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_35; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_34; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_33; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_32; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_31; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_30; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_29; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_28; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_27; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_26; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_25; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_24; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_23; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_22; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_21; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_20; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_19; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_18; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_17; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_16; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_15; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_14; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_13; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_12; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_11; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_10; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_9; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_8; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_7; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_6; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_5; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_4; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_3; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq_2; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_eq; // hdlgen/manager/manager.go:690
-    wire _s1_proxy_ok_or_9; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_8; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_7; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_6; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_5; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_4; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_3; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or_2; // hdlgen/manager/manager.go:693
-    wire _s1_proxy_ok_or; // hdlgen/manager/manager.go:693
-    wire [15:0] _s1_proxy_or_18; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_17; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_16; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_15; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_14; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_13; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_12; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_11; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_10; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_9; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_8; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_7; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_6; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_5; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_4; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_3; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or_2; // hdlgen/manager/manager.go:695
-    wire [15:0] _s1_proxy_or; // hdlgen/manager/manager.go:695
-    wire _lut_init_idx_not; // hdlgen/manager/manager.go:724
-    wire [63:0] _mux_2345_concat; // hdlgen/manager/manager.go:727
-    wire [59:0] mux_2345; // hdlgen/manager/manager.go:729
-    wire or_2350; // hdlgen/manager/manager.go:730
-    wire [63:0] window_enables; // hdlgen/manager/manager.go:752
-    wire failover; // hdlgen/manager/manager.go:761
-    wire translated_found; // hdlgen/manager/manager.go:771
-    wire translated_enabled; // hdlgen/manager/manager.go:772
-    wire [2:0] translated_egress; // hdlgen/manager/manager.go:773
-    wire [7:0] translated_slot; // hdlgen/manager/manager.go:774
-    wire [63:0] translated_addr; // hdlgen/manager/manager.go:775
-    wire multicast; // hdlgen/manager/manager.go:776
-    wire [63:0] check_addr; // hdlgen/manager/manager.go:807
-    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:809
-    wire [4:0] check_egress; // hdlgen/manager/manager.go:813
-    wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire [4:0] second_check_egress; // hdlgen/manager/manager.go:839
+    wire [63:0] bar_offset; // hdlgen/manager/manager.go:672
+    wire [47:0] _s1_in_lut_sub; // hdlgen/manager/manager.go:686
+    wire _s1_in_lut_ltu; // hdlgen/manager/manager.go:688
+    wire _s1_proxy_ok_eq_64; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_63; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_62; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_61; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_60; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_59; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_58; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_57; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_56; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_55; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_54; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_53; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_52; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_51; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_50; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_49; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_48; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_47; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_46; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_45; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_44; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_43; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_42; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_41; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_40; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_39; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_38; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_37; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_36; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_35; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_34; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_33; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_32; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_31; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_30; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_29; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_28; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_27; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_26; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_25; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_24; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_23; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_22; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_21; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_20; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_19; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_18; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_17; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_16; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_15; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_14; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_13; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_12; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_11; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_10; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_9; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_8; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_7; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_6; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_5; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_4; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_3; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq_2; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_eq; // hdlgen/manager/manager.go:694
+    wire _s1_proxy_ok_or_9; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_8; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_7; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_6; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_5; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_4; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_3; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or_2; // hdlgen/manager/manager.go:697
+    wire _s1_proxy_ok_or; // hdlgen/manager/manager.go:697
+    wire [15:0] _s1_proxy_or_18; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_17; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_16; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_15; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_14; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_13; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_12; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_11; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_10; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_9; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_8; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_7; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_6; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_5; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_4; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_3; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or_2; // hdlgen/manager/manager.go:699
+    wire [15:0] _s1_proxy_or; // hdlgen/manager/manager.go:699
+    wire _lut_init_idx_not; // hdlgen/manager/manager.go:728
+    wire [63:0] _mux_2345_concat; // hdlgen/manager/manager.go:731
+    wire [59:0] mux_2345; // hdlgen/manager/manager.go:733
+    wire or_2350; // hdlgen/manager/manager.go:734
+    wire [63:0] window_enables; // hdlgen/manager/manager.go:756
+    wire failover; // hdlgen/manager/manager.go:765
+    wire translated_found; // hdlgen/manager/manager.go:775
+    wire translated_enabled; // hdlgen/manager/manager.go:776
+    wire [2:0] translated_egress; // hdlgen/manager/manager.go:777
+    wire [7:0] translated_slot; // hdlgen/manager/manager.go:778
+    wire [63:0] translated_addr; // hdlgen/manager/manager.go:779
+    wire multicast; // hdlgen/manager/manager.go:780
+    wire [63:0] check_addr; // hdlgen/manager/manager.go:811
+    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:813
+    wire [4:0] check_egress; // hdlgen/manager/manager.go:817
+    wire [1:0] access_op; // hdlgen/manager/manager.go:190
+    wire [4:0] second_check_egress; // hdlgen/manager/manager.go:843
     wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire cfg_or_msg; // hdlgen/manager/manager.go:864
-    wire cpl_unexpected; // hdlgen/manager/manager.go:864
-    wire allowed; // hdlgen/manager/manager.go:867
-    wire to_port; // hdlgen/manager/manager.go:868
-    wire no_proxy_id; // hdlgen/manager/manager.go:892
-    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:892
-    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:892
-    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:892
-    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:892
-    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:892
-    wire denied; // hdlgen/manager/manager.go:893
-    wire [3:0] reason_denied; // hdlgen/manager/manager.go:893
-    wire [2:0] egress_denied; // hdlgen/manager/manager.go:893
-    wire [7:0] slot_denied; // hdlgen/manager/manager.go:893
-    wire [63:0] addr_denied; // hdlgen/manager/manager.go:893
-    wire [15:0] req_denied; // hdlgen/manager/manager.go:893
-    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:906
-    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:906
-    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:906
-    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:906
-    wire [15:0] req_port_down; // hdlgen/manager/manager.go:906
-    wire mapping_disabled; // hdlgen/manager/manager.go:908
-    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:908
-    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:908
-    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:908
-    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:908
-    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:908
-    wire window_miss; // hdlgen/manager/manager.go:909
-    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:909
-    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:909
-    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:909
-    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:909
-    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:909
-    wire reg_allowed; // hdlgen/manager/manager.go:910
-    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:910
-    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:910
-    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:910
-    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:910
-    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:910
-    wire reg_denied; // hdlgen/manager/manager.go:911
-    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:911
-    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:911
-    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:911
-    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:911
-    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:911
-    wire not_for_us; // hdlgen/manager/manager.go:912
-    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:912
-    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:912
-    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:912
-    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:912
-    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:912
-    wire unsupported; // hdlgen/manager/manager.go:913
-    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:913
-    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:913
-    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:913
-    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:913
-    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:913
-    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:921
-    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:923
-    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:923
-    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:923
-    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:923
-    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:923
-    wire cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:924
-    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:925
-    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:925
-    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:925
-    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:925
-    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:925
-    wire ok; // hdlgen/manager/manager.go:927
-    wire [1:0] action; // hdlgen/manager/manager.go:934
-    wire [2:0] cpl_status; // hdlgen/manager/manager.go:935
-    wire via_window; // hdlgen/manager/manager.go:940
-    wire second_wanted; // hdlgen/manager/manager.go:941
-    wire second_allowed; // hdlgen/manager/manager.go:944
-    wire second_denied; // hdlgen/manager/manager.go:945
-    wire second_copy; // hdlgen/manager/manager.go:946
-    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:951
-    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:951
-    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:951
-    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:951
-    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:951
-    wire rewrite_second_4dw; // hdlgen/manager/manager.go:952
-    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:952
-    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:952
-    wire [127:0] hdr_second; // hdlgen/manager/manager.go:952
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1116
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1118
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1119
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1120
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1121
-    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1125
-    wire take_decision; // hdlgen/manager/manager.go:957
-    wire forward; // hdlgen/manager/manager.go:988
-    wire _to_port_a_eq; // hdlgen/manager/manager.go:989
-    wire to_port_a; // hdlgen/manager/manager.go:990
-    wire _to_port_b_eq; // hdlgen/manager/manager.go:989
-    wire to_port_b; // hdlgen/manager/manager.go:991
-    wire [529:0] beat_tail; // hdlgen/manager/manager.go:994
-    wire m_kernel_for; // hdlgen/manager/manager.go:998
-    wire m_local_for; // hdlgen/manager/manager.go:999
-    wire m_cpl_for; // hdlgen/manager/manager.go:1000
-    wire m_port_a_offer; // hdlgen/manager/manager.go:1002
+    wire cfg_or_msg; // hdlgen/manager/manager.go:868
+    wire cpl_unexpected; // hdlgen/manager/manager.go:868
+    wire allowed; // hdlgen/manager/manager.go:871
+    wire to_port; // hdlgen/manager/manager.go:872
+    wire no_proxy_id; // hdlgen/manager/manager.go:896
+    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:896
+    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:896
+    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:896
+    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:896
+    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:896
+    wire denied; // hdlgen/manager/manager.go:897
+    wire [3:0] reason_denied; // hdlgen/manager/manager.go:897
+    wire [2:0] egress_denied; // hdlgen/manager/manager.go:897
+    wire [7:0] slot_denied; // hdlgen/manager/manager.go:897
+    wire [63:0] addr_denied; // hdlgen/manager/manager.go:897
+    wire [15:0] req_denied; // hdlgen/manager/manager.go:897
+    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:910
+    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:910
+    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:910
+    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:910
+    wire [15:0] req_port_down; // hdlgen/manager/manager.go:910
+    wire mapping_disabled; // hdlgen/manager/manager.go:912
+    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:912
+    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:912
+    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:912
+    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:912
+    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:912
+    wire window_miss; // hdlgen/manager/manager.go:913
+    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:913
+    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:913
+    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:913
+    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:913
+    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:913
+    wire reg_allowed; // hdlgen/manager/manager.go:914
+    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:914
+    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:914
+    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:914
+    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:914
+    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:914
+    wire reg_denied; // hdlgen/manager/manager.go:915
+    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:915
+    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:915
+    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:915
+    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:915
+    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:915
+    wire not_for_us; // hdlgen/manager/manager.go:916
+    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:916
+    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:916
+    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:916
+    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:916
+    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:916
+    wire unsupported; // hdlgen/manager/manager.go:917
+    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:917
+    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:917
+    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:917
+    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:917
+    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:917
+    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:925
+    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:927
+    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:927
+    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:927
+    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:927
+    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:927
+    wire cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:928
+    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:929
+    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:929
+    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:929
+    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:929
+    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:929
+    wire ok; // hdlgen/manager/manager.go:931
+    wire [1:0] action; // hdlgen/manager/manager.go:938
+    wire [2:0] cpl_status; // hdlgen/manager/manager.go:939
+    wire via_window; // hdlgen/manager/manager.go:944
+    wire second_wanted; // hdlgen/manager/manager.go:945
+    wire second_allowed; // hdlgen/manager/manager.go:948
+    wire second_denied; // hdlgen/manager/manager.go:949
+    wire second_copy; // hdlgen/manager/manager.go:950
+    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:955
+    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:955
+    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:955
+    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:955
+    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:955
+    wire rewrite_second_4dw; // hdlgen/manager/manager.go:956
+    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:956
+    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:956
+    wire [127:0] hdr_second; // hdlgen/manager/manager.go:956
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1120
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1122
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1123
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1124
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1125
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1129
+    wire take_decision; // hdlgen/manager/manager.go:961
+    wire forward; // hdlgen/manager/manager.go:992
+    wire _to_port_a_eq; // hdlgen/manager/manager.go:993
+    wire to_port_a; // hdlgen/manager/manager.go:994
+    wire _to_port_b_eq; // hdlgen/manager/manager.go:993
+    wire to_port_b; // hdlgen/manager/manager.go:995
+    wire [529:0] beat_tail; // hdlgen/manager/manager.go:998
+    wire m_kernel_for; // hdlgen/manager/manager.go:1002
+    wire m_local_for; // hdlgen/manager/manager.go:1003
+    wire m_cpl_for; // hdlgen/manager/manager.go:1004
+    wire m_port_a_offer; // hdlgen/manager/manager.go:1006
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/manager.go:1002
-    wire m_port_a_has; // hdlgen/manager/manager.go:1002
-    wire m_port_a_done; // hdlgen/manager/manager.go:1002
+    wire m_port_a_took; // hdlgen/manager/manager.go:1006
+    wire m_port_a_has; // hdlgen/manager/manager.go:1006
+    wire m_port_a_done; // hdlgen/manager/manager.go:1006
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_b_offer; // hdlgen/manager/manager.go:1002
+    wire m_port_b_offer; // hdlgen/manager/manager.go:1006
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/manager.go:1002
-    wire m_port_b_has; // hdlgen/manager/manager.go:1002
-    wire m_port_b_done; // hdlgen/manager/manager.go:1002
+    wire m_port_b_took; // hdlgen/manager/manager.go:1006
+    wire m_port_b_has; // hdlgen/manager/manager.go:1006
+    wire m_port_b_done; // hdlgen/manager/manager.go:1006
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_kernel_offer; // hdlgen/manager/manager.go:1002
+    wire m_kernel_offer; // hdlgen/manager/manager.go:1006
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/manager.go:1002
-    wire m_kernel_has; // hdlgen/manager/manager.go:1002
-    wire m_kernel_done; // hdlgen/manager/manager.go:1002
+    wire m_kernel_took; // hdlgen/manager/manager.go:1006
+    wire m_kernel_has; // hdlgen/manager/manager.go:1006
+    wire m_kernel_done; // hdlgen/manager/manager.go:1006
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_local_offer; // hdlgen/manager/manager.go:1002
+    wire m_local_offer; // hdlgen/manager/manager.go:1006
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/manager.go:1002
-    wire m_local_has; // hdlgen/manager/manager.go:1002
-    wire m_local_done; // hdlgen/manager/manager.go:1002
+    wire m_local_took; // hdlgen/manager/manager.go:1006
+    wire m_local_has; // hdlgen/manager/manager.go:1006
+    wire m_local_done; // hdlgen/manager/manager.go:1006
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_cpl_offer; // hdlgen/manager/manager.go:1002
+    wire m_cpl_offer; // hdlgen/manager/manager.go:1006
     wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
-    wire m_cpl_took; // hdlgen/manager/manager.go:1002
-    wire m_cpl_has; // hdlgen/manager/manager.go:1002
-    wire m_cpl_done; // hdlgen/manager/manager.go:1002
+    wire m_cpl_took; // hdlgen/manager/manager.go:1006
+    wire m_cpl_has; // hdlgen/manager/manager.go:1006
+    wire m_cpl_done; // hdlgen/manager/manager.go:1006
     wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire count_fire; // hdlgen/manager/manager.go:1043
-    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1229
-    wire read_accept; // hdlgen/manager/manager.go:1229
-    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1252
-    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1252
-    wire [31:0] read_data; // hdlgen/manager/manager.go:1252
+    wire count_fire; // hdlgen/manager/manager.go:1047
+    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1233
+    wire read_accept; // hdlgen/manager/manager.go:1233
+    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1256
+    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1256
+    wire [31:0] read_data; // hdlgen/manager/manager.go:1256
     wire in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire in_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -942,49 +942,50 @@ module onic_pcie_manager (
                     second_access_domain, s3_second_addr[1:0], s3_hdr_address[1:0],
                     s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
+    // kind_lookup's bits, 6 to 0: lock, mrd, data, non_posted, cpl, cfg_msg, mem_atomic
     function [6:0] kind_lookup;
         input [7:0] kind_index;
         begin
             case (kind_index)
-                8'h0: kind_lookup = 7'h29;
-                8'h1: kind_lookup = 7'h69;
-                8'h2: kind_lookup = 7'h8;
-                8'h4: kind_lookup = 7'ha;
-                8'h5: kind_lookup = 7'ha;
-                8'ha: kind_lookup = 7'h4;
-                8'hb: kind_lookup = 7'h4;
-                8'h20: kind_lookup = 7'h29;
-                8'h21: kind_lookup = 7'h69;
-                8'h30: kind_lookup = 7'h2;
-                8'h31: kind_lookup = 7'h2;
-                8'h32: kind_lookup = 7'h2;
-                8'h33: kind_lookup = 7'h2;
-                8'h34: kind_lookup = 7'h2;
-                8'h35: kind_lookup = 7'h2;
-                8'h36: kind_lookup = 7'h2;
-                8'h37: kind_lookup = 7'h2;
-                8'h40: kind_lookup = 7'h11;
-                8'h42: kind_lookup = 7'h18;
-                8'h44: kind_lookup = 7'h1a;
-                8'h45: kind_lookup = 7'h1a;
-                8'h4a: kind_lookup = 7'h14;
-                8'h4b: kind_lookup = 7'h14;
-                8'h4c: kind_lookup = 7'h19;
-                8'h4d: kind_lookup = 7'h19;
-                8'h4e: kind_lookup = 7'h19;
-                8'h60: kind_lookup = 7'h11;
-                8'h6c: kind_lookup = 7'h19;
-                8'h6d: kind_lookup = 7'h19;
-                8'h6e: kind_lookup = 7'h19;
-                8'h70: kind_lookup = 7'h12;
-                8'h71: kind_lookup = 7'h12;
-                8'h72: kind_lookup = 7'h12;
-                8'h73: kind_lookup = 7'h12;
-                8'h74: kind_lookup = 7'h12;
-                8'h75: kind_lookup = 7'h12;
-                8'h76: kind_lookup = 7'h12;
-                8'h77: kind_lookup = 7'h12;
-                default: kind_lookup = 7'h0;
+                8'h0: kind_lookup = 7'b0101001;
+                8'h1: kind_lookup = 7'b1101001;
+                8'h2: kind_lookup = 7'b0001000;
+                8'h4: kind_lookup = 7'b0001010;
+                8'h5: kind_lookup = 7'b0001010;
+                8'ha: kind_lookup = 7'b0000100;
+                8'hb: kind_lookup = 7'b0000100;
+                8'h20: kind_lookup = 7'b0101001;
+                8'h21: kind_lookup = 7'b1101001;
+                8'h30: kind_lookup = 7'b0000010;
+                8'h31: kind_lookup = 7'b0000010;
+                8'h32: kind_lookup = 7'b0000010;
+                8'h33: kind_lookup = 7'b0000010;
+                8'h34: kind_lookup = 7'b0000010;
+                8'h35: kind_lookup = 7'b0000010;
+                8'h36: kind_lookup = 7'b0000010;
+                8'h37: kind_lookup = 7'b0000010;
+                8'h40: kind_lookup = 7'b0010001;
+                8'h42: kind_lookup = 7'b0011000;
+                8'h44: kind_lookup = 7'b0011010;
+                8'h45: kind_lookup = 7'b0011010;
+                8'h4a: kind_lookup = 7'b0010100;
+                8'h4b: kind_lookup = 7'b0010100;
+                8'h4c: kind_lookup = 7'b0011001;
+                8'h4d: kind_lookup = 7'b0011001;
+                8'h4e: kind_lookup = 7'b0011001;
+                8'h60: kind_lookup = 7'b0010001;
+                8'h6c: kind_lookup = 7'b0011001;
+                8'h6d: kind_lookup = 7'b0011001;
+                8'h6e: kind_lookup = 7'b0011001;
+                8'h70: kind_lookup = 7'b0010010;
+                8'h71: kind_lookup = 7'b0010010;
+                8'h72: kind_lookup = 7'b0010010;
+                8'h73: kind_lookup = 7'b0010010;
+                8'h74: kind_lookup = 7'b0010010;
+                8'h75: kind_lookup = 7'b0010010;
+                8'h76: kind_lookup = 7'b0010010;
+                8'h77: kind_lookup = 7'b0010010;
+                default: kind_lookup = 7'b0000000;
             endcase
         end
     endfunction
