@@ -436,7 +436,7 @@ where the whole card's synthesis takes minutes.`,
 			if !r.Clean {
 				return fmt.Errorf("%s: lint or compile messages (above)", args[0])
 			}
-			return nil
+			return checkBoard(w, args[0], r.Files)
 		},
 	}
 	c.Flags().Bool("json", false, "print the report as JSON")
@@ -445,6 +445,31 @@ where the whole card's synthesis takes minutes.`,
 	c.Flags().String("part", "", "synthesise for this FPGA part's family: UltraScale+ (as --uram), UltraScale or 7 series (the default)")
 	bindFlags(v, c, "hdl.check")
 	return c
+}
+
+// checkBoard lints the board top in dir/board, if onic hdl gen --board
+// wrote one: Verilator -Wall and Icarus over it, its GTY wrapper, the
+// stand-ins for AMD's IP and the card's files.
+func checkBoard(w io.Writer, dir string, card []string) error {
+	tops, _ := filepath.Glob(filepath.Join(dir, "board", "onic_board_*.v"))
+	if len(tops) == 0 {
+		return nil
+	}
+	top := strings.TrimSuffix(filepath.Base(tops[0]), ".v")
+	files := slices.Clone(card)
+	for _, pat := range []string{"board/*.v", "board/standin/*.v"} {
+		more, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, more...)
+	}
+	vl, ic, err := check.LintTop(files, top)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nboard top %s (with board/standin/ for AMD's IP): verilator -Wall: %s; iverilog -g2005: %s\n", top, vl, ic)
+	if vl != "clean" || ic != "clean" {
+		return fmt.Errorf("%s: the board top has lint or compile messages (above)", dir)
+	}
+	return nil
 }
 
 // tclPart is the part a generated build.tcl in dir builds for ("" when

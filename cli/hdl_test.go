@@ -486,7 +486,8 @@ func TestHDLCheckPart(t *testing.T) {
 
 // TestHDLGenBoard: --board writes the board top under board/ with the
 // board's part and, without a lane plan, a QSFP28 cage's 4x25.78125Gbps,
-// says so in a line, and leaves the card's own files as they were;
+// says so in a line, onic hdl check lints it, and it leaves the card's
+// own files as they were;
 // an explicit plan the cages take is used; a plan they do not take, an
 // unknown board, a part that is not the board's and --manager-only are
 // refused in one line each.
@@ -504,6 +505,11 @@ func TestHDLGenBoard(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+	// onic hdl check lints the board top too.
+	if code, out, errs := onic(t, "", "hdl", "check", "--lint-only", dir); code != 0 ||
+		!strings.Contains(out, "board top onic_board_vcu118 (with board/standin/ for AMD's IP): verilator -Wall: clean; iverilog -g2005: clean") {
+		t.Errorf("hdl check: exit %d %s\n%s", code, errs, out)
 	}
 	plain := t.TempDir()
 	if code, _, errs := onic(t, "", "hdl", "gen", "--out", plain, "--part", "xcvu9p-flga2104-2L-e", "--lane-plan", "4x25.78125Gbps"); code != 0 {

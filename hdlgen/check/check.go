@@ -234,6 +234,31 @@ func LintDir(dir string, progress Progress) (Report, error) {
 	return r, nil
 }
 
+// LintTop is LintDir's two checks for one top over the given files
+// (every module it instances among them): Verilator -Wall and Icarus,
+// each "clean" or what it printed. For a design whose files are not one
+// directory's, as a board top with the card's and its stand-ins'.
+func LintTop(files []string, top string) (verilator, icarus string, err error) {
+	vbin, err := tool("verilator")
+	if err != nil {
+		return "", "", err
+	}
+	var lint []string
+	if msg := Lint(vbin, top, files); msg != "" {
+		lint = append(lint, msg)
+	}
+	ibin, err := tool("iverilog")
+	if err != nil {
+		return "", "", err
+	}
+	var comp []string
+	args := append([]string{"-g2005", "-Wall", "-s", top, "-o", os.DevNull}, files...)
+	if out, err := exec.Command(ibin, args...).CombinedOutput(); err != nil || len(out) != 0 {
+		comp = append(comp, strings.TrimSpace(string(out)))
+	}
+	return verdict(lint), verdict(comp), nil
+}
+
 // synthAll runs Yosys on every file's module of r into r.Modules, as
 // many at once as there are CPUs: a design's submodules are small beside
 // its top, so they mostly run while the top is being synthesised.
