@@ -50,7 +50,7 @@ module onic_optlink (
 );
     reg  [8:0] frame_end [0:255]; // hdlgen/internal/optlink/link.go:249
     reg  [512:0] replay_buf [0:255]; // hdlgen/internal/optlink/link.go:297
-    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:540
+    reg  [528:0] rx_buf [0:255]; // hdlgen/internal/optlink/link.go:546
     localparam [1:0] LINK_STATE_DOWN = 2'h0; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_TRAINING = 2'h1; // hdlgen/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/optlink/link.go:136
@@ -98,47 +98,48 @@ module onic_optlink (
     reg  replay_count_event = 1'h0; // hdlgen/internal/optlink/link.go:371
     reg  [31:0] replay_count = 32'h0; // hdlgen/internal/optlink/link.go:371
     reg  [8:0] replay_r_plus_tail = 9'h100; // hdlgen/internal/optlink/link.go:408
-    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:411
-    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:421
-    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:424
-    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:428
-    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:428
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:454
-    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:456
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:458
-    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:460
-    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:466
-    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:467
-    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:468
-    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:469
-    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:470
-    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:471
-    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:472
-    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:473
-    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:474
-    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:475
-    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:476
-    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:477
-    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:497
-    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:497
-    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:499
-    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:499
-    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:499
-    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:499
-    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:520
-    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:528
-    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:572
-    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:572
-    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:573
-    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:573
-    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:574
-    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:574
-    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:578
-    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:591
-    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:618
-    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:624
-    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:625
-    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:636
+    reg  [31:0] lost_now = 32'h0; // hdlgen/internal/optlink/link.go:415
+    reg  [31:0] lost_count = 32'h0; // hdlgen/internal/optlink/link.go:418
+    reg  [15:0] credit_wait = 16'h0; // hdlgen/internal/optlink/link.go:427
+    reg  [2:0] replay_num = 3'h0; // hdlgen/internal/optlink/link.go:430
+    reg  stall_count_event = 1'h0; // hdlgen/internal/optlink/link.go:434
+    reg  [31:0] stall_count = 32'h0; // hdlgen/internal/optlink/link.go:434
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/optlink/link.go:460
+    reg  rx_ctl_r = 1'h0; // hdlgen/internal/optlink/link.go:462
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/optlink/link.go:464
+    reg  [31:0] rx_data_crc = 32'h0; // hdlgen/internal/optlink/link.go:466
+    reg  rx_in_frame = 1'h0; // hdlgen/internal/optlink/link.go:472
+    reg  rx_skip = 1'h0; // hdlgen/internal/optlink/link.go:473
+    reg  [6:0] rx_words_left = 7'h0; // hdlgen/internal/optlink/link.go:474
+    reg  [10:0] rx_dws_left = 11'h0; // hdlgen/internal/optlink/link.go:475
+    reg  rx_store = 1'h0; // hdlgen/internal/optlink/link.go:476
+    reg  rx_seq_ok = 1'h0; // hdlgen/internal/optlink/link.go:477
+    reg  rx_dup = 1'h0; // hdlgen/internal/optlink/link.go:478
+    reg  [31:0] rx_crc = 32'h0; // hdlgen/internal/optlink/link.go:479
+    reg  nak_sent = 1'h0; // hdlgen/internal/optlink/link.go:480
+    reg  [8:0] rx_wptr = 9'h0; // hdlgen/internal/optlink/link.go:481
+    reg  [8:0] rx_commit = 9'h0; // hdlgen/internal/optlink/link.go:482
+    reg  [8:0] rx_rptr = 9'h0; // hdlgen/internal/optlink/link.go:483
+    reg  rx_ts_r = 1'h0; // hdlgen/internal/optlink/link.go:503
+    reg  rx_dl_r = 1'h0; // hdlgen/internal/optlink/link.go:503
+    reg  rx_seen_r = 1'h0; // hdlgen/internal/optlink/link.go:505
+    reg  rx_nak_r = 1'h0; // hdlgen/internal/optlink/link.go:505
+    reg  [11:0] rx_ack_r = 12'h0; // hdlgen/internal/optlink/link.go:505
+    reg  [15:0] rx_limit_r = 16'h0; // hdlgen/internal/optlink/link.go:505
+    reg  [11:0] rx_free = 12'hff; // hdlgen/internal/optlink/link.go:526
+    reg  rx_len_ok = 1'h0; // hdlgen/internal/optlink/link.go:534
+    reg  crc_error_count_event = 1'h0; // hdlgen/internal/optlink/link.go:578
+    reg  [31:0] crc_error_count = 32'h0; // hdlgen/internal/optlink/link.go:578
+    reg  nak_count_event = 1'h0; // hdlgen/internal/optlink/link.go:579
+    reg  [31:0] nak_count = 32'h0; // hdlgen/internal/optlink/link.go:579
+    reg  malformed_count_event = 1'h0; // hdlgen/internal/optlink/link.go:580
+    reg  [31:0] malformed_count = 32'h0; // hdlgen/internal/optlink/link.go:580
+    reg  [8:0] rx_commit_d = 9'h0; // hdlgen/internal/optlink/link.go:584
+    reg  [528:0] _deframer_memread = 529'h0; // hdlgen/internal/optlink/link.go:597
+    reg  [15:0] quiet_cycles = 16'h0; // hdlgen/internal/optlink/link.go:624
+    reg  handshake = 1'h0; // hdlgen/internal/optlink/link.go:630
+    reg  [15:0] train_count = 16'h0; // hdlgen/internal/optlink/link.go:631
+    reg  [15:0] up_unconfirmed = 16'h0; // hdlgen/internal/optlink/link.go:642
     wire link_up; // hdlgen/internal/optlink/link.go:137
     wire link_down; // hdlgen/internal/optlink/link.go:138
     wire enter_down; // hdlgen/internal/optlink/link.go:139
@@ -221,73 +222,73 @@ module onic_optlink (
     wire tx_limit_learn; // hdlgen/internal/optlink/link.go:396
     wire [15:0] tx_limit_now; // hdlgen/internal/optlink/link.go:397
     wire [8:0] resv_ptr_next; // hdlgen/internal/optlink/link.go:403
-    wire [31:0] lost_count_inc; // hdlgen/internal/optlink/link.go:411
-    wire credit_starved; // hdlgen/internal/optlink/link.go:419
-    wire credit_stall; // hdlgen/internal/optlink/link.go:423
-    wire replay_rollover; // hdlgen/internal/optlink/link.go:426
-    wire [31:0] stall_count_inc; // hdlgen/internal/optlink/link.go:428
-    wire rx_word; // hdlgen/internal/optlink/link.go:462
-    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:463
-    wire rx_is_data; // hdlgen/internal/optlink/link.go:464
-    wire rx_first; // hdlgen/internal/optlink/link.go:481
-    wire rx_more; // hdlgen/internal/optlink/link.go:482
-    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:484
-    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:484
-    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:484
-    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:485
-    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:490
-    wire rx_token_ok; // hdlgen/internal/optlink/link.go:514
-    wire rx_seq_next; // hdlgen/internal/optlink/link.go:516
-    wire rx_seq_ok_now; // hdlgen/internal/optlink/link.go:516
-    wire [11:0] rx_seq_ahead; // hdlgen/internal/optlink/link.go:517
-    wire rx_dup_now; // hdlgen/internal/optlink/link.go:517
-    wire [11:0] _rx_data_dws_up_zext; // hdlgen/internal/optlink/link.go:521
-    wire [11:0] rx_data_dws_up; // hdlgen/internal/optlink/link.go:521
-    wire [11:0] rx_frame_words; // hdlgen/internal/optlink/link.go:521
-    wire rx_space_ok; // hdlgen/internal/optlink/link.go:521
-    wire rx_storing; // hdlgen/internal/optlink/link.go:522
-    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:529
-    wire [10:0] rx_dws_here; // hdlgen/internal/optlink/link.go:531
-    wire [11:0] rx_frame_dws_up; // hdlgen/internal/optlink/link.go:532
-    wire [6:0] rx_left_now; // hdlgen/internal/optlink/link.go:532
-    wire rx_last_word; // hdlgen/internal/optlink/link.go:533
-    wire rx_word_full; // hdlgen/internal/optlink/link.go:534
-    wire [15:0] rx_keep; // hdlgen/internal/optlink/link.go:535
-    wire rx_has_dws; // hdlgen/internal/optlink/link.go:536
-    wire rx_data_last; // hdlgen/internal/optlink/link.go:537
-    wire rx_active; // hdlgen/internal/optlink/link.go:538
-    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:539
-    wire rx_wr; // hdlgen/internal/optlink/link.go:539
-    wire [528:0] rx_buf_in; // hdlgen/internal/optlink/link.go:541
-    wire rx_frame_end; // hdlgen/internal/optlink/link.go:543
-    wire rx_frame_good; // hdlgen/internal/optlink/link.go:544
-    wire rx_commit_now; // hdlgen/internal/optlink/link.go:545
-    wire rx_malformed; // hdlgen/internal/optlink/link.go:546
-    wire rx_taken; // hdlgen/internal/optlink/link.go:547
-    wire rx_truncated; // hdlgen/internal/optlink/link.go:548
-    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:549
-    wire rx_bad; // hdlgen/internal/optlink/link.go:549
-    wire rx_future; // hdlgen/internal/optlink/link.go:550
-    wire rx_no_room; // hdlgen/internal/optlink/link.go:551
-    wire rx_nak; // hdlgen/internal/optlink/link.go:552
-    wire rx_rewind; // hdlgen/internal/optlink/link.go:553
-    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:565
-    wire [8:0] rx_wptr_inc; // hdlgen/internal/optlink/link.go:568
-    wire [31:0] crc_error_count_inc; // hdlgen/internal/optlink/link.go:572
-    wire [31:0] nak_count_inc; // hdlgen/internal/optlink/link.go:573
-    wire [31:0] malformed_count_inc; // hdlgen/internal/optlink/link.go:574
-    wire rx_avail; // hdlgen/internal/optlink/link.go:580
-    wire deframer_ready; // hdlgen/internal/optlink/link.go:581
-    wire rx_took; // hdlgen/internal/optlink/link.go:582
-    wire [8:0] rx_rptr_next; // hdlgen/internal/optlink/link.go:583
-    wire quiet; // hdlgen/internal/optlink/link.go:619
-    wire _heard_not; // hdlgen/internal/optlink/link.go:621
-    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:623
-    wire trained; // hdlgen/internal/optlink/link.go:626
-    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:631
-    wire up_alone; // hdlgen/internal/optlink/link.go:637
-    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:640
-    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:640
+    wire [31:0] lost_count_inc; // hdlgen/internal/optlink/link.go:416
+    wire credit_starved; // hdlgen/internal/optlink/link.go:425
+    wire credit_stall; // hdlgen/internal/optlink/link.go:429
+    wire replay_rollover; // hdlgen/internal/optlink/link.go:432
+    wire [31:0] stall_count_inc; // hdlgen/internal/optlink/link.go:434
+    wire rx_word; // hdlgen/internal/optlink/link.go:468
+    wire rx_is_ctl; // hdlgen/internal/optlink/link.go:469
+    wire rx_is_data; // hdlgen/internal/optlink/link.go:470
+    wire rx_first; // hdlgen/internal/optlink/link.go:487
+    wire rx_more; // hdlgen/internal/optlink/link.go:488
+    wire [31:0] _rx_crc_carry_mux; // hdlgen/internal/optlink/link.go:490
+    wire [31:0] rx_crc_carry; // hdlgen/internal/optlink/link.go:490
+    wire [31:0] rx_crc_low; // hdlgen/internal/optlink/link.go:490
+    wire rx_crc_ok; // hdlgen/internal/optlink/link.go:491
+    wire rx_good_ctl; // hdlgen/internal/optlink/link.go:496
+    wire rx_token_ok; // hdlgen/internal/optlink/link.go:520
+    wire rx_seq_next; // hdlgen/internal/optlink/link.go:522
+    wire rx_seq_ok_now; // hdlgen/internal/optlink/link.go:522
+    wire [11:0] rx_seq_ahead; // hdlgen/internal/optlink/link.go:523
+    wire rx_dup_now; // hdlgen/internal/optlink/link.go:523
+    wire [11:0] _rx_data_dws_up_zext; // hdlgen/internal/optlink/link.go:527
+    wire [11:0] rx_data_dws_up; // hdlgen/internal/optlink/link.go:527
+    wire [11:0] rx_frame_words; // hdlgen/internal/optlink/link.go:527
+    wire rx_space_ok; // hdlgen/internal/optlink/link.go:527
+    wire rx_storing; // hdlgen/internal/optlink/link.go:528
+    wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:535
+    wire [10:0] rx_dws_here; // hdlgen/internal/optlink/link.go:537
+    wire [11:0] rx_frame_dws_up; // hdlgen/internal/optlink/link.go:538
+    wire [6:0] rx_left_now; // hdlgen/internal/optlink/link.go:538
+    wire rx_last_word; // hdlgen/internal/optlink/link.go:539
+    wire rx_word_full; // hdlgen/internal/optlink/link.go:540
+    wire [15:0] rx_keep; // hdlgen/internal/optlink/link.go:541
+    wire rx_has_dws; // hdlgen/internal/optlink/link.go:542
+    wire rx_data_last; // hdlgen/internal/optlink/link.go:543
+    wire rx_active; // hdlgen/internal/optlink/link.go:544
+    wire _rx_wr_and; // hdlgen/internal/optlink/link.go:545
+    wire rx_wr; // hdlgen/internal/optlink/link.go:545
+    wire [528:0] rx_buf_in; // hdlgen/internal/optlink/link.go:547
+    wire rx_frame_end; // hdlgen/internal/optlink/link.go:549
+    wire rx_frame_good; // hdlgen/internal/optlink/link.go:550
+    wire rx_commit_now; // hdlgen/internal/optlink/link.go:551
+    wire rx_malformed; // hdlgen/internal/optlink/link.go:552
+    wire rx_taken; // hdlgen/internal/optlink/link.go:553
+    wire rx_truncated; // hdlgen/internal/optlink/link.go:554
+    wire _rx_bad_not; // hdlgen/internal/optlink/link.go:555
+    wire rx_bad; // hdlgen/internal/optlink/link.go:555
+    wire rx_future; // hdlgen/internal/optlink/link.go:556
+    wire rx_no_room; // hdlgen/internal/optlink/link.go:557
+    wire rx_nak; // hdlgen/internal/optlink/link.go:558
+    wire rx_rewind; // hdlgen/internal/optlink/link.go:559
+    wire _nak_pending_not; // hdlgen/internal/optlink/link.go:571
+    wire [8:0] rx_wptr_inc; // hdlgen/internal/optlink/link.go:574
+    wire [31:0] crc_error_count_inc; // hdlgen/internal/optlink/link.go:578
+    wire [31:0] nak_count_inc; // hdlgen/internal/optlink/link.go:579
+    wire [31:0] malformed_count_inc; // hdlgen/internal/optlink/link.go:580
+    wire rx_avail; // hdlgen/internal/optlink/link.go:586
+    wire deframer_ready; // hdlgen/internal/optlink/link.go:587
+    wire rx_took; // hdlgen/internal/optlink/link.go:588
+    wire [8:0] rx_rptr_next; // hdlgen/internal/optlink/link.go:589
+    wire quiet; // hdlgen/internal/optlink/link.go:625
+    wire _heard_not; // hdlgen/internal/optlink/link.go:627
+    wire rx_fresh_ts; // hdlgen/internal/optlink/link.go:629
+    wire trained; // hdlgen/internal/optlink/link.go:632
+    wire _link_state_next_not; // hdlgen/internal/optlink/link.go:637
+    wire up_alone; // hdlgen/internal/optlink/link.go:643
+    wire [1:0] _link_state_next_mux; // hdlgen/internal/optlink/link.go:646
+    wire [1:0] link_state_next; // hdlgen/internal/optlink/link.go:646
     wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
@@ -299,15 +300,15 @@ module onic_optlink (
     wire [31:0] wr_crc_low; // hdlgen/internal/optlink/link.go:291
     wire [31:0] wr_crc_next; // hdlgen/internal/optlink/link.go:299
     wire [31:0] ctl_crc; // hdlgen/internal/optlink/link.go:378
-    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:461
-    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:486
-    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:592
-    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:592
-    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:592
-    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:592
-    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:592
-    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:592
-    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:592
+    wire [31:0] rx_data_crc_in; // hdlgen/internal/optlink/link.go:467
+    wire [31:0] rx_crc_next; // hdlgen/internal/optlink/link.go:492
+    wire deframer_in_ready; // hdlgen/internal/optlink/link.go:598
+    wire [127:0] deframer_tlp_hdr; // hdlgen/internal/optlink/link.go:598
+    wire [511:0] deframer_tlp_data; // hdlgen/internal/optlink/link.go:598
+    wire [15:0] deframer_tlp_keep; // hdlgen/internal/optlink/link.go:598
+    wire deframer_tlp_sop; // hdlgen/internal/optlink/link.go:598
+    wire deframer_tlp_eop; // hdlgen/internal/optlink/link.go:598
+    wire deframer_tlp_valid; // hdlgen/internal/optlink/link.go:598
     wire unused;
 
 `ifndef SYNTHESIS
@@ -594,19 +595,19 @@ module onic_optlink (
         .next(ctl_crc)
     );
 
-    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:461
+    onic_optlink_crc480 rx_data_crc_in_unit ( // hdlgen/internal/optlink/link.go:467
         .crc(32'h0),
         .data(rx_data[479:0]),
         .next(rx_data_crc_in)
     );
 
-    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:486
+    onic_optlink_crc32 rx_crc_next_unit ( // hdlgen/internal/optlink/link.go:492
         .crc(rx_crc_low),
         .data(rx_data_r[511:480]),
         .next(rx_crc_next)
     );
 
-    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:592
+    onic_optlink_deframer deframer ( // hdlgen/internal/optlink/link.go:598
         .clk(clk),
         .rst(rst),
         .in_data(_deframer_memread[511:0]),
@@ -969,10 +970,17 @@ module onic_optlink (
 
     always @(posedge clk) begin
         if (rst) begin
+            lost_now <= 32'h0;
+        end else begin
+            lost_now <= lost_count_inc;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
             lost_count <= 32'h0;
         end else begin
-            lost_count <= ((~lost_count) < lost_count_inc) ? 32'hffffffff
-                          : (lost_count + lost_count_inc);
+            lost_count <= ((~lost_count) < lost_now) ? 32'hffffffff : (lost_count + lost_now);
         end
     end
 
