@@ -103,6 +103,10 @@ root --config flag is the CLI's own defaults file.)`,
 				return err
 			}
 			if v.GetBool("hdl.gen.json") {
+				board, top, plan := "", "", ""
+				if o.Board != nil {
+					board, top, plan = o.Board.Name, o.Board.TopName(), o.Lanes.String()
+				}
 				return printJSON(w, struct {
 					Files         []string `json:"files"`
 					Module        string   `json:"module"`
@@ -112,7 +116,10 @@ root --config flag is the CLI's own defaults file.)`,
 					LatencyCycles int      `json:"latency_cycles"`
 					Windows       int      `json:"windows"`
 					LUTEntries    int      `json:"lut_entries"`
-				}{paths, d.Module.Name(), o.PCIe4, d.DataWidth, d.ClockMHz, d.Depth, len(d.Windows), len(d.LUT.Entries)})
+					Board         string   `json:"board,omitempty"`
+					BoardTop      string   `json:"board_top,omitempty"`
+					LanePlan      string   `json:"lane_plan,omitempty"`
+				}{paths, d.Module.Name(), o.PCIe4, d.DataWidth, d.ClockMHz, d.Depth, len(d.Windows), len(d.LUT.Entries), board, top, plan})
 			}
 			printGen(w, paths, out, o, d)
 			return nil

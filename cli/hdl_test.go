@@ -522,6 +522,11 @@ func TestHDLGenBoard(t *testing.T) {
 			t.Errorf("%s differs with --board", f)
 		}
 	}
+	if code, out, errs := onic(t, "", "hdl", "gen", "--board", "u55c", "--out", t.TempDir(), "--json"); code != 0 ||
+		!strings.Contains(out, `"board": "u55c",`) || !strings.Contains(out, `"board_top": "onic_board_u55c",`) ||
+		!strings.Contains(out, `"lane_plan": "4x25.78125Gbps"`) {
+		t.Errorf("--json: exit %d %s %s", code, errs, out)
+	}
 	d28 := t.TempDir()
 	if code, _, errs := onic(t, "", "hdl", "gen", "--board", "u250", "--lane-plan", "2x28Gbps", "--out", d28); code != 0 {
 		t.Fatalf("2x28Gbps: exit %d %s", code, errs)
