@@ -10,6 +10,7 @@ import (
 
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
+	"onic/hdlgen/sim"
 	"onic/hdlgen/verilog"
 	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
@@ -88,10 +89,51 @@ func match(sent, got []Word) (at, same int) {
 	return at, same
 }
 
-// TestScrambler: the software scrambler and descrambler invert each
-// other, and the descrambler resynchronises from any state within a block
-// (clause 49.2.6's self-synchronisation).
+// TestScrambler: the software scrambler gives a public 10GBASE-R
+// scrambler testbench's vector (payload 0x1e from an all-ones state
+// scrambles to 0x7bfff0800000001e: written apart from this code, from
+// clause 49.2.6); the transmit module's lane scrambles as it does, block
+// for block; and the descrambler inverts it, resynchronising from any
+// state within a block (clause 49.2.6's self-synchronisation).
 func TestScrambler(t *testing.T) {
+	if got, _ := Scramble(0x1e, 1<<58-1); got != 0x7bfff0800000001e {
+		t.Errorf("0x1e from all ones scrambles to %#x, want 0x7bfff0800000001e", got)
+	}
+	// The RTL: one lane, so every block of a word goes on lane 0 in turn.
+	tx, err := TX(Config{Lanes: 1, MarkerWords: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	s.Set("gt_ready", 1)
+	r := rand.New(rand.NewPCG(3, 4))
+	var word [8]uint64
+	state := uint64(0)
+	for c := range 200 {
+		s.Settle()
+		if ready, _ := s.Get("tx_ready"); ready == 1 {
+			for i := range word {
+				word[i] = r.Uint64()
+			}
+			s.SetWords("tx_data", word[:])
+			s.Set("tx_valid", 1)
+			s.Settle()
+		}
+		got, _ := s.GetWords("gt_txdata")
+		var want uint64
+		want, state = Scramble(word[c%8], state)
+		if got[0] != want {
+			t.Fatalf("cycle %d: the lane sends %#x, the scrambler %#x", c, got[0], want)
+		}
+		s.Step()
+	}
+
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ts, rs uint64 = rng.Uint64() >> 6, 0
 	for i := range 100 {
