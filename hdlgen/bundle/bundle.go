@@ -1471,8 +1471,15 @@ func gtIP(w func(string, ...any), plan lanes.Plan, b *board.Board) {
 		{"RX_INT_DATA_WIDTH", "{64}"},
 	}
 	if b != nil {
+		// The helper blocks the board top's ports belong to in the core
+		// (user clocking, reset controller), and the PMA reset-done
+		// outputs it holds the user clocks in reset by, which the wizard
+		// leaves out unless asked (PG182, optional ports).
 		props = append(props, [2]string{"TX_PLL_TYPE", "{QPLL0}"}, [2]string{"RX_PLL_TYPE", "{QPLL0}"},
-			[2]string{"FREERUN_FREQUENCY", "$gt_refclk_mhz($port)"})
+			[2]string{"FREERUN_FREQUENCY", "$gt_refclk_mhz($port)"},
+			[2]string{"LOCATE_TX_USER_CLOCKING", "{CORE}"}, [2]string{"LOCATE_RX_USER_CLOCKING", "{CORE}"},
+			[2]string{"LOCATE_RESET_CONTROLLER", "{CORE}"},
+			[2]string{"ENABLE_OPTIONAL_PORTS", "{rxpmaresetdone_out txpmaresetdone_out}"})
 	}
 	for _, p := range props {
 		w("        CONFIG.%s %s \\", p[0], p[1])

@@ -184,6 +184,10 @@ foreach port {port_a port_b} {
         CONFIG.TX_PLL_TYPE {QPLL0} \
         CONFIG.RX_PLL_TYPE {QPLL0} \
         CONFIG.FREERUN_FREQUENCY $gt_refclk_mhz($port) \
+        CONFIG.LOCATE_TX_USER_CLOCKING {CORE} \
+        CONFIG.LOCATE_RX_USER_CLOCKING {CORE} \
+        CONFIG.LOCATE_RESET_CONTROLLER {CORE} \
+        CONFIG.ENABLE_OPTIONAL_PORTS {rxpmaresetdone_out txpmaresetdone_out} \
     ] [get_ips $gt]
     generate_target all [get_ips $gt]
     synth_ip [get_ips $gt]
