@@ -258,14 +258,31 @@ module onic_top (
         .m_valid(port_a_tx_valid), .m_ready(port_a_tx_ready)
     );
     wire port_a_rx_ready;
+    wire [511:0] port_a_rx_out_data;
+    wire port_a_rx_out_ctl;
+    wire port_a_rx_out_valid;
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_a_rx_cdc (
         .s_clk(port_a_rx_clk), .s_rst(port_a_rx_rst),
         .s_data({port_a_rx_ctl, port_a_rx_data}),
         .s_valid(port_a_rx_valid), .s_ready(port_a_rx_ready),
         .m_clk(user_clk), .m_rst(user_reset),
-        .m_data({card_port_a_rx_ctl, card_port_a_rx_data}),
-        .m_valid(card_port_a_rx_valid), .m_ready(1'b1)
+        .m_data({port_a_rx_out_ctl, port_a_rx_out_data}),
+        .m_valid(port_a_rx_out_valid), .m_ready(1'b1)
     );
+    // The words read out are registered before the card: its link layer
+    // checks a word's CRC in the cycle it arrives, and the crossing's
+    // read is a distributed RAM's.
+    reg [511:0] port_a_rx_word;
+    reg port_a_rx_word_ctl;
+    reg port_a_rx_word_valid;
+    always @(posedge user_clk) begin
+        port_a_rx_word <= port_a_rx_out_data;
+        port_a_rx_word_ctl <= port_a_rx_out_ctl;
+        port_a_rx_word_valid <= port_a_rx_out_valid & ~user_reset;
+    end
+    assign card_port_a_rx_data = port_a_rx_word;
+    assign card_port_a_rx_ctl = port_a_rx_word_ctl;
+    assign card_port_a_rx_valid = port_a_rx_word_valid;
     // A word the wrapper delivers while the FIFO is full is lost (the
     // link layer's sequence numbers then ask for it again): flagged.
     reg port_a_rx_lost;
@@ -293,14 +310,31 @@ module onic_top (
         .m_valid(port_b_tx_valid), .m_ready(port_b_tx_ready)
     );
     wire port_b_rx_ready;
+    wire [511:0] port_b_rx_out_data;
+    wire port_b_rx_out_ctl;
+    wire port_b_rx_out_valid;
     onic_cdc_fifo #(.WIDTH(513), .ADDR(4)) port_b_rx_cdc (
         .s_clk(port_b_rx_clk), .s_rst(port_b_rx_rst),
         .s_data({port_b_rx_ctl, port_b_rx_data}),
         .s_valid(port_b_rx_valid), .s_ready(port_b_rx_ready),
         .m_clk(user_clk), .m_rst(user_reset),
-        .m_data({card_port_b_rx_ctl, card_port_b_rx_data}),
-        .m_valid(card_port_b_rx_valid), .m_ready(1'b1)
+        .m_data({port_b_rx_out_ctl, port_b_rx_out_data}),
+        .m_valid(port_b_rx_out_valid), .m_ready(1'b1)
     );
+    // The words read out are registered before the card: its link layer
+    // checks a word's CRC in the cycle it arrives, and the crossing's
+    // read is a distributed RAM's.
+    reg [511:0] port_b_rx_word;
+    reg port_b_rx_word_ctl;
+    reg port_b_rx_word_valid;
+    always @(posedge user_clk) begin
+        port_b_rx_word <= port_b_rx_out_data;
+        port_b_rx_word_ctl <= port_b_rx_out_ctl;
+        port_b_rx_word_valid <= port_b_rx_out_valid & ~user_reset;
+    end
+    assign card_port_b_rx_data = port_b_rx_word;
+    assign card_port_b_rx_ctl = port_b_rx_word_ctl;
+    assign card_port_b_rx_valid = port_b_rx_word_valid;
     // A word the wrapper delivers while the FIFO is full is lost (the
     // link layer's sequence numbers then ask for it again): flagged.
     reg port_b_rx_lost;
