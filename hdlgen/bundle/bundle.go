@@ -1128,6 +1128,16 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition, c
 		w("")
 		w("## In Vivado")
 		w("")
+		if b := o.Board; b != nil {
+			w("`board/` holds `%s`, the top for the %s (%s): the PCIe IP, `onic_top`", b.TopName(), b.Title, b.Part)
+			w("and a GTY wrapper and transceiver IP per port, on %s (port A) and %s (port B), with", b.Cages[0].Name, b.Cages[1].Name)
+			w("its XDC (`board/%s.xdc`, which names where each pin and clock comes from).", b.TopName())
+			w("`vivado -mode batch -source build.tcl` builds it, in context, with the bitstreams;")
+			w("set `flow` to `ooc` before sourcing the script for `onic_top` alone. `board/standin/`")
+			w("is for Verilator, Icarus and Yosys only (`onic hdl check` lints the top with it).")
+			w("docs/hdl.md, \"Board tops\", goes through it step by step.")
+			w("")
+		}
 		w("1. Write your board's top: instantiate the PCIE4 IP (`onic_pcie4`, which `build.tcl`")
 		w("   creates) and `onic_top`, joining the ports above by name, and one GTY wrapper per")
 		w("   optical port between its transceivers and `port_<x>_*`.")
