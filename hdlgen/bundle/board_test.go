@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"onic/desc"
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
@@ -292,22 +291,9 @@ func TestBoardBuildFlows(t *testing.T) {
 // its golden copy in testdata/board-u250 (the card's own files are
 // TestGoldenCard's), and a second generation is byte-identical.
 func TestGoldenBoard(t *testing.T) {
+	b, _ := bundle.LookupBoard("u250")
 	gen := func() []bundle.File {
-		o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := manager.Build(bundle.ManagerConfig(o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := bundle.LookupBoard("u250")
-		fs, err := bundle.Files(d, bundle.Options{Part: b.Part, Source: "the default scenario (two-party), O-NIC onicA",
-			PCIe4: true, Function: o.Function, Kernels: o.Kernels, Board: &b, Lanes: bundle.BoardPlan})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fs
+		return defaultCardFiles(t, func(o *bundle.Options) { o.Part, o.Board, o.Lanes = b.Part, &b, bundle.BoardPlan })
 	}
 	fs, again := gen(), gen()
 	n := 0

@@ -70,22 +70,7 @@ func TestGolden(t *testing.T) {
 // in testdata/card, and a second generation is byte-identical: a change to
 // any generated module shows in review as a diff of the Verilog.
 func TestGoldenCard(t *testing.T) {
-	gen := func() []bundle.File {
-		o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := manager.Build(bundle.ManagerConfig(o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, Source: "the default scenario (two-party), O-NIC onicA",
-			PCIe4: true, Function: o.Function, Kernels: o.Kernels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fs
-	}
+	gen := func() []bundle.File { return defaultCardFiles(t, func(*bundle.Options) {}) }
 	fs, again := gen(), gen()
 	if len(fs) < 30 || len(fs) != len(again) {
 		t.Fatalf("%d files, then %d", len(fs), len(again))
@@ -96,6 +81,28 @@ func TestGoldenCard(t *testing.T) {
 			t.Errorf("%s differs between two generations", f.Name)
 		}
 	}
+}
+
+// defaultCardFiles are the files onic hdl gen writes for the default
+// scenario's O-NIC as the whole card, with the options more sets.
+func defaultCardFiles(t *testing.T, more func(*bundle.Options)) []bundle.File {
+	t.Helper()
+	o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := manager.Build(bundle.ManagerConfig(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := bundle.Options{Part: firmware.DefaultPart, Source: "the default scenario (two-party), O-NIC onicA",
+		PCIe4: true, Function: o.Function, Kernels: o.Kernels}
+	more(&opts)
+	fs, err := bundle.Files(d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
 
 // TestGoldenRuleSlots: the register header and register document of an
