@@ -14,7 +14,6 @@ import (
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
-	"onic/hdlgen/manager"
 	"onic/internal/tbrun"
 	"onic/testbenches/golden"
 	"onic/testbenches/tools"
