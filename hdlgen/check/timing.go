@@ -120,6 +120,16 @@ func cellKind(typ string, params map[string]string) (comb bool, delay, start, se
 	return false, 0, 0, 0 // flip-flops and anything else clocked
 }
 
+// lutramWrite says whether port of a distributed RAM cell (RAM32M,
+// RAM64X1D, ...) is on its write side — data, write enable, write clock
+// — which its outputs do not follow combinationally.
+func lutramWrite(typ, port string) bool {
+	if !strings.HasPrefix(typ, "RAM") || strings.HasPrefix(typ, "RAMB") {
+		return false
+	}
+	return port == "D" || port == "WE" || port == "WCLK" || strings.HasPrefix(port, "DI")
+}
+
 // estimate computes the critical path of module top in a Yosys JSON
 // netlist (synth_xilinx output).
 //
@@ -165,9 +175,16 @@ func estimate(netlist []byte, top string) (Timing, error) {
 				if !ok {
 					continue
 				}
-				if c.Dirs[port] == "output" {
+				switch {
+				case c.Dirs[port] == "output":
 					out = append(out, n)
-				} else {
+				case comb && lutramWrite(c.Type, port):
+					// A distributed RAM's write is clocked: its data and
+					// enable end a path; only its read addresses reach
+					// its outputs (a crossing FIFO's write side does not
+					// run on into its read side).
+					ends = append(ends, n)
+				default:
 					in = append(in, n)
 				}
 			}

@@ -80,3 +80,33 @@ func replace(s, old, new string) string {
 	}
 	panic("no " + old)
 }
+
+// TestEstimateLUTRAM: a distributed RAM's write is clocked: a long path
+// into its data ends there and does not run on through its read to what
+// it feeds, while its read address does reach its output.
+func TestEstimateLUTRAM(t *testing.T) {
+	netlist := `{"modules": {"top": {
+	  "ports": {},
+	  "netnames": {"q": {"hide_name": 0, "bits": [2]}, "a": {"hide_name": 0, "bits": [7]}, "r": {"hide_name": 0, "bits": [9]}},
+	  "cells": {
+	    "ff": {"type": "FDRE", "port_directions": {"D": "input", "Q": "output"}, "connections": {"D": [2], "Q": [2]}},
+	    "l1": {"type": "LUT1", "port_directions": {"I0": "input", "O": "output"}, "connections": {"I0": [2], "O": [3]}},
+	    "l2": {"type": "LUT1", "port_directions": {"I0": "input", "O": "output"}, "connections": {"I0": [3], "O": [4]}},
+	    "l3": {"type": "LUT1", "port_directions": {"I0": "input", "O": "output"}, "connections": {"I0": [4], "O": [5]}},
+	    "mem": {"type": "RAM32M", "port_directions": {"DIA": "input", "WE": "input", "ADDRA": "input", "DOA": "output"},
+	      "connections": {"DIA": [5, 5], "WE": [5], "ADDRA": [7], "DOA": [8, 8]}},
+	    "fa": {"type": "FDRE", "port_directions": {"D": "input", "Q": "output"}, "connections": {"D": [7], "Q": [7]}},
+	    "l4": {"type": "LUT1", "port_directions": {"I0": "input", "O": "output"}, "connections": {"I0": [8], "O": [10]}},
+	    "fr": {"type": "FDRE", "port_directions": {"D": "input", "Q": "output"}, "connections": {"D": [10], "Q": [9]}}
+	  }}}}`
+	tm, err := estimate([]byte(netlist), "top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three LUTs into the RAM's write side; the read, from the address
+	// register, is the RAM and one LUT: three levels either way, never
+	// the five a combinational RAM would chain.
+	if tm.LUTLevels != 3 {
+		t.Errorf("got %+v: want a path of 3 levels, the write side's or the read's", tm)
+	}
+}
