@@ -325,26 +325,28 @@ func TestBoardSynth(t *testing.T) {
 		t.Skip("minutes of Yosys a board: make soak runs it (-board-synth)")
 	}
 	for _, name := range bundle.BoardNames() {
-		b, _ := bundle.LookupBoard(name)
-		dir, files := boardBundle(t, name, 0)
-		var srcs, lib []string
-		for _, f := range boardSources(t, dir, files) {
-			if strings.HasPrefix(f, "board/standin/") {
-				lib = append(lib, filepath.Join(dir, f))
-			} else {
-				srcs = append(srcs, filepath.Join(dir, f))
+		t.Run(name, func(t *testing.T) {
+			b, _ := bundle.LookupBoard(name)
+			dir, files := boardBundle(t, name, 0)
+			var srcs, lib []string
+			for _, f := range boardSources(t, dir, files) {
+				if strings.HasPrefix(f, "board/standin/") {
+					lib = append(lib, filepath.Join(dir, f))
+				} else {
+					srcs = append(srcs, filepath.Join(dir, f))
+				}
 			}
-		}
-		// The cells docs/hdl.md's card figures are in (onic hdl check's
-		// default), the IP and the clock primitives black boxes.
-		start := time.Now()
-		r, err := check.SynthFiles(srcs, b.TopName(), check.Options{BlackBoxes: lib})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		t.Logf("| `%s` | %d | %d | %d | %d | %d | %.0f MHz (%s to %s) | %v", name, r.LUT, r.FF, r.LUTRAM, r.BRAM, r.URAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To, time.Since(start).Round(time.Second))
-		if r.LUT < 20000 || r.FF < 20000 {
-			t.Errorf("%s: %d LUTs, %d flip-flops: the card was not kept", name, r.LUT, r.FF)
-		}
+			// The cells docs/hdl.md's card figures are in (onic hdl check's
+			// default), the IP and the clock primitives black boxes.
+			start := time.Now()
+			r, err := check.SynthFiles(srcs, b.TopName(), check.Options{BlackBoxes: lib})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("| `%s` | %d | %d | %d | %d | %d | %.0f MHz (%s to %s) | %v", name, r.LUT, r.FF, r.LUTRAM, r.BRAM, r.URAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To, time.Since(start).Round(time.Second))
+			if r.LUT < 20000 || r.FF < 20000 {
+				t.Errorf("%s: %d LUTs, %d flip-flops: the card was not kept", name, r.LUT, r.FF)
+			}
+		})
 	}
 }

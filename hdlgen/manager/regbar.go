@@ -204,15 +204,17 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	msixRead := m.Named("rb_msix_read", m.And(reading, m.And(toMSIX, m.Not(msixPend))))
 	msixData := m.ReadPort(msix, msixAddr, msixRead)
 
-	// The card's counters: the index out, the value back and registered
-	// (the card's choice of counter is a multiplexer from the index
-	// register), taken a cycle after the index.
+	// The card's counters: the index out, the value back two cycles
+	// later (the card chooses among its counters in two registered
+	// stages, CounterReadCycles), registered here.
 	m.Output("ctr_index", m.Slice(dwAddr, 0, ir.AddrBits(CounterSlots)))
+	ctrWait := m.Reg("rb_ctr_wait", 1, 0)
 	ctrPend := m.Reg("rb_ctr_pending", 1, 0)
-	ctrRead := m.Named("rb_ctr_read", m.And(reading, m.And(toCtr, m.Not(ctrPend))))
+	ctrRead := m.Named("rb_ctr_read", m.And(reading, m.And(toCtr, m.Not(m.Or(ctrWait, ctrPend)))))
+	ctrTake := m.Named("rb_ctr_take", m.And(reading, m.And(toCtr, ctrWait)))
 	ctrData := m.RegNoReset("rb_ctr_data", 32)
 	m.SetNext(ctrData, m.Input("ctr_rdata", 32))
-	m.SetEnable(ctrData, ctrRead)
+	m.SetEnable(ctrData, ctrTake)
 
 	// A DW is done when its access has been answered.
 	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Named("rb_write_answered", m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toNone))))
@@ -221,7 +223,8 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	readOpen := m.Named("rb_read_open", m.Not(rDoneNow))
 	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX, toCtr}, []ir.Value{mgr.rdata, slot.rdata, msixData, ctrData}))
 	m.SetNext(msixPend, m.And(msixRead, readOpen))
-	m.SetNext(ctrPend, m.And(ctrRead, readOpen))
+	m.SetNext(ctrWait, m.And(ctrRead, readOpen))
+	m.SetNext(ctrPend, m.And(ctrTake, readOpen))
 	dwOpen := m.Named("rb_dw_open", m.Not(m.Or(wDoneNow, rDoneNow)))
 	for _, r := range []struct{ reg, a, b ir.Value }{{awDone, mgr.aw, slot.aw}, {wDone, mgr.w, slot.w}, {arDone, mgr.ar, slot.ar}} {
 		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), dwOpen))

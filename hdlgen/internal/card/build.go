@@ -786,13 +786,27 @@ func Build(name string, p Parts) *ir.Module {
 	if len(names) > manager.CounterSlots {
 		panic(fmt.Sprintf("card: %d counters, room for %d", len(names), manager.CounterSlots))
 	}
+	// In two registered stages (the register block takes the value two
+	// cycles after the index): a counter of each group of 16 by the
+	// index's low bits, then the group by its high bits. One choice
+	// among a hundred counters in a cycle was the card's critical path.
 	idx := regsOut["ctr_index"]
-	var sels, vals []ir.Value
-	for i, n := range names {
-		v, _ := m.OutputValue(n)
-		sels = append(sels, m.Eq(idx, m.Const(idx.Width(), uint64(i))))
-		vals = append(vals, v)
+	lo := m.Named("ctr_index_lo", m.Slice(idx, 0, 4))
+	hiQ := m.Reg("ctr_index_hi", idx.Width()-4, 0)
+	m.SetNext(hiQ, m.Slice(idx, 4, idx.Width()-4))
+	var groupSels, groups []ir.Value
+	for g := 0; g*16 < len(names); g++ {
+		var sels, vals []ir.Value
+		for i := g * 16; i < min(len(names), g*16+16); i++ {
+			v, _ := m.OutputValue(names[i])
+			sels = append(sels, m.Eq(lo, m.Const(4, uint64(i%16))))
+			vals = append(vals, v)
+		}
+		r := m.RegNoReset(fmt.Sprintf("ctr_group%d", g), 32)
+		m.SetNext(r, m.Pick(sels, vals))
+		groups = append(groups, r)
+		groupSels = append(groupSels, m.Eq(hiQ, m.Const(hiQ.Width(), uint64(g))))
 	}
-	m.Assign(ctrData, m.Pick(sels, vals))
+	m.Assign(ctrData, m.Named("ctr_value", m.Pick(groupSels, groups)))
 	return m
 }

@@ -243,6 +243,11 @@ module onic_card (
     reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:757
     reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:757
     reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:757
+    reg  [5:0] ctr_index_hi = 6'h0; // hdlgen/internal/card/build.go:795
+    reg  [31:0] ctr_group0 = 32'h0; // hdlgen/internal/card/build.go:805
+    reg  [31:0] ctr_group1 = 32'h0; // hdlgen/internal/card/build.go:805
+    reg  [31:0] ctr_group2 = 32'h0; // hdlgen/internal/card/build.go:805
+    reg  [31:0] ctr_group3 = 32'h0; // hdlgen/internal/card/build.go:805
     wire [15:0] self_id; // hdlgen/internal/card/build.go:380
     wire cq_tlp_ready; // hdlgen/internal/card/build.go:400
     wire rc_tlp_ready; // hdlgen/internal/card/build.go:406
@@ -703,20 +708,37 @@ module onic_card (
     wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:757
     wire port_b_egress_slow; // hdlgen/internal/card/build.go:757
     wire port_b_egress_stall; // hdlgen/internal/card/build.go:757
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:796
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:796
+    wire [3:0] ctr_index_lo; // hdlgen/internal/card/build.go:794
+    wire _ctr_group0_eq_16; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_15; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_14; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_13; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_12; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_11; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_10; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_9; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_8; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_7; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_6; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_5; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_4; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_3; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq_2; // hdlgen/internal/card/build.go:802
+    wire _ctr_group0_eq; // hdlgen/internal/card/build.go:802
+    wire [31:0] _ctr_group0_or_4; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group0_or_3; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group0_or_2; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group0_or; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group1_or_4; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group1_or_3; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group1_or_2; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group1_or; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group2_or_4; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group2_or_3; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group2_or_2; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group2_or; // hdlgen/internal/card/build.go:806
+    wire [31:0] _ctr_group3_or; // hdlgen/internal/card/build.go:806
+    wire [31:0] ctr_value; // hdlgen/internal/card/build.go:810
     wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:402
     wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:402
     wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:402
@@ -1448,8 +1470,7 @@ module onic_card (
                                       manager_m_local_tlp_sop});
     assign m_local_merge_out_ready = regs_s_tlp_ready;
     assign regs_cpl_ready = (cc_merge_out_ready & cc_merge_grant2);
-    assign ctr_rdata = (_ctr_rdata_or | _ctr_rdata_or_6 | _ctr_rdata_or_5 | _ctr_rdata_or_4
-                       | _ctr_rdata_or_3 | _ctr_rdata_or_2);
+    assign ctr_rdata = ctr_value;
     assign regs_m_slot_axil_awready = (_regs_m_slot_axil_awready_or
                                       | _regs_m_slot_axil_awready_mux);
     assign regs_m_slot_axil_wready = (_regs_m_slot_axil_wready_or | _regs_m_slot_axil_awready_mux);
@@ -1983,65 +2004,80 @@ module onic_card (
     assign _port_b_slow_moved_zext = {6'h0, port_b_egress_started};
     assign port_b_egress_slow = (~(port_b_slow_blocked < 13'h800)) & (port_b_slow_moved < 7'h40);
     assign port_b_egress_stall = port_b_egress_stuck | port_b_egress_slow;
-    assign _ctr_rdata_or_14 = ((regs_ctr_index == 10'h0) ? port_in_count_ok_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h1) ? port_in_count_not_for_us_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h2) ? port_in_count_window_miss_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h3) ? port_in_count_mapping_disabled_sum
-                                  : 32'h0);
-    assign _ctr_rdata_or_13 = ((regs_ctr_index == 10'h4) ? port_in_count_port_down_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h5) ? port_in_count_denied_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h6) ? port_in_count_no_proxy_id_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h7) ? port_in_count_unexpected_completion_sum
-                                  : 32'h0);
-    assign _ctr_rdata_or_12 = ((regs_ctr_index == 10'h8) ? port_in_count_unsupported_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h9) ? port_in_count_relay_denied_sum : 32'h0)
-                              | ((regs_ctr_index == 10'ha) ? port_in_count_msix_address_sum : 32'h0)
-                              | ((regs_ctr_index == 10'hb) ? port_in_count_malformed_sum : 32'h0);
-    assign _ctr_rdata_or_11 = ((regs_ctr_index == 10'hc) ? port_in_count_bus_master_disabled_sum
-                                : 32'h0)
-                              | ((regs_ctr_index == 10'hd) ? port_in_deny_no_domain_sum : 32'h0)
-                              | ((regs_ctr_index == 10'he) ? port_in_deny_no_range_sum : 32'h0)
-                              | ((regs_ctr_index == 10'hf) ? port_in_deny_read_denied_sum : 32'h0);
-    assign _ctr_rdata_or_10 = ((regs_ctr_index == 10'h10) ? port_in_deny_write_denied_sum : 32'h0)
-                              | ((regs_ctr_index == 10'h11) ? port_in_deny_egress_denied_sum
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h12) ? port_in_deny_source_invalid_sum
-                                  : 32'h0)
-                              | ((regs_ctr_index == 10'h13) ? tags_np_overflows : 32'h0);
-    assign _ctr_rdata_or_9 = ((regs_ctr_index == 10'h14) ? slot0_drop_not_write_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h15) ? slot0_drop_closed_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h16) ? slot0_drop_no_proxy_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h17) ? slot0_out_malformed_2 : 32'h0);
-    assign _ctr_rdata_or_8 = ((regs_ctr_index == 10'h18) ? slot1_drop_not_write_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h19) ? slot1_drop_closed_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h1a) ? slot1_drop_no_proxy_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h1b) ? slot1_out_malformed_2 : 32'h0);
-    assign _ctr_rdata_or_7 = ((regs_ctr_index == 10'h1c) ? slot2_drop_not_write_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h1d) ? slot2_drop_closed_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h1e) ? slot2_drop_no_proxy_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h1f) ? slot2_out_malformed_2 : 32'h0);
-    assign _ctr_rdata_or_6 = ((regs_ctr_index == 10'h20) ? slot3_drop_not_write_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h21) ? slot3_drop_closed_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h22) ? slot3_drop_no_proxy_2 : 32'h0)
-                             | ((regs_ctr_index == 10'h23) ? slot3_out_malformed_2 : 32'h0);
-    assign _ctr_rdata_or_5 = ((regs_ctr_index == 10'h24) ? port_a_hold_drop_count : 32'h0)
-                             | ((regs_ctr_index == 10'h25) ? port_a_egress_stall_count : 32'h0)
-                             | ((regs_ctr_index == 10'h26) ? port_a_link_replays : 32'h0)
-                             | ((regs_ctr_index == 10'h27) ? port_a_link_lost : 32'h0);
-    assign _ctr_rdata_or_4 = ((regs_ctr_index == 10'h28) ? port_a_link_stalls : 32'h0)
-                             | ((regs_ctr_index == 10'h29) ? port_a_link_crc_errors : 32'h0)
-                             | ((regs_ctr_index == 10'h2a) ? port_a_link_naks : 32'h0)
-                             | ((regs_ctr_index == 10'h2b) ? port_a_link_malformed : 32'h0);
-    assign _ctr_rdata_or_3 = ((regs_ctr_index == 10'h2c) ? port_b_hold_drop_count : 32'h0)
-                             | ((regs_ctr_index == 10'h2d) ? port_b_egress_stall_count : 32'h0)
-                             | ((regs_ctr_index == 10'h2e) ? port_b_link_replays : 32'h0)
-                             | ((regs_ctr_index == 10'h2f) ? port_b_link_lost : 32'h0);
-    assign _ctr_rdata_or_2 = ((regs_ctr_index == 10'h30) ? port_b_link_stalls : 32'h0)
-                             | ((regs_ctr_index == 10'h31) ? port_b_link_crc_errors : 32'h0)
-                             | ((regs_ctr_index == 10'h32) ? port_b_link_naks : 32'h0)
-                             | ((regs_ctr_index == 10'h33) ? port_b_link_malformed : 32'h0);
-    assign _ctr_rdata_or = _ctr_rdata_or_14 | _ctr_rdata_or_13 | _ctr_rdata_or_12 | _ctr_rdata_or_11
-                           | _ctr_rdata_or_10 | _ctr_rdata_or_9 | _ctr_rdata_or_8 | _ctr_rdata_or_7;
+    assign ctr_index_lo = regs_ctr_index[3:0];
+    assign _ctr_group0_eq_16 = ctr_index_lo == 4'h0;
+    assign _ctr_group0_eq_15 = ctr_index_lo == 4'h1;
+    assign _ctr_group0_eq_14 = ctr_index_lo == 4'h2;
+    assign _ctr_group0_eq_13 = ctr_index_lo == 4'h3;
+    assign _ctr_group0_eq_12 = ctr_index_lo == 4'h4;
+    assign _ctr_group0_eq_11 = ctr_index_lo == 4'h5;
+    assign _ctr_group0_eq_10 = ctr_index_lo == 4'h6;
+    assign _ctr_group0_eq_9 = ctr_index_lo == 4'h7;
+    assign _ctr_group0_eq_8 = ctr_index_lo == 4'h8;
+    assign _ctr_group0_eq_7 = ctr_index_lo == 4'h9;
+    assign _ctr_group0_eq_6 = ctr_index_lo == 4'ha;
+    assign _ctr_group0_eq_5 = ctr_index_lo == 4'hb;
+    assign _ctr_group0_eq_4 = ctr_index_lo == 4'hc;
+    assign _ctr_group0_eq_3 = ctr_index_lo == 4'hd;
+    assign _ctr_group0_eq_2 = ctr_index_lo == 4'he;
+    assign _ctr_group0_eq = ctr_index_lo == 4'hf;
+    assign _ctr_group0_or_4 = (_ctr_group0_eq_16 ? port_in_count_ok_sum : 32'h0)
+                              | (_ctr_group0_eq_15 ? port_in_count_not_for_us_sum : 32'h0)
+                              | (_ctr_group0_eq_14 ? port_in_count_window_miss_sum : 32'h0)
+                              | (_ctr_group0_eq_13 ? port_in_count_mapping_disabled_sum : 32'h0);
+    assign _ctr_group0_or_3 = (_ctr_group0_eq_12 ? port_in_count_port_down_sum : 32'h0)
+                              | (_ctr_group0_eq_11 ? port_in_count_denied_sum : 32'h0)
+                              | (_ctr_group0_eq_10 ? port_in_count_no_proxy_id_sum : 32'h0)
+                              | (_ctr_group0_eq_9 ? port_in_count_unexpected_completion_sum
+                                 : 32'h0);
+    assign _ctr_group0_or_2 = (_ctr_group0_eq_8 ? port_in_count_unsupported_sum : 32'h0)
+                              | (_ctr_group0_eq_7 ? port_in_count_relay_denied_sum : 32'h0)
+                              | (_ctr_group0_eq_6 ? port_in_count_msix_address_sum : 32'h0)
+                              | (_ctr_group0_eq_5 ? port_in_count_malformed_sum : 32'h0);
+    assign _ctr_group0_or = (_ctr_group0_eq_4 ? port_in_count_bus_master_disabled_sum : 32'h0)
+                            | (_ctr_group0_eq_3 ? port_in_deny_no_domain_sum : 32'h0)
+                            | (_ctr_group0_eq_2 ? port_in_deny_no_range_sum : 32'h0)
+                            | (_ctr_group0_eq ? port_in_deny_read_denied_sum : 32'h0);
+    assign _ctr_group1_or_4 = (_ctr_group0_eq_16 ? port_in_deny_write_denied_sum : 32'h0)
+                              | (_ctr_group0_eq_15 ? port_in_deny_egress_denied_sum : 32'h0)
+                              | (_ctr_group0_eq_14 ? port_in_deny_source_invalid_sum : 32'h0)
+                              | (_ctr_group0_eq_13 ? tags_np_overflows : 32'h0);
+    assign _ctr_group1_or_3 = (_ctr_group0_eq_12 ? slot0_drop_not_write_2 : 32'h0)
+                              | (_ctr_group0_eq_11 ? slot0_drop_closed_2 : 32'h0)
+                              | (_ctr_group0_eq_10 ? slot0_drop_no_proxy_2 : 32'h0)
+                              | (_ctr_group0_eq_9 ? slot0_out_malformed_2 : 32'h0);
+    assign _ctr_group1_or_2 = (_ctr_group0_eq_8 ? slot1_drop_not_write_2 : 32'h0)
+                              | (_ctr_group0_eq_7 ? slot1_drop_closed_2 : 32'h0)
+                              | (_ctr_group0_eq_6 ? slot1_drop_no_proxy_2 : 32'h0)
+                              | (_ctr_group0_eq_5 ? slot1_out_malformed_2 : 32'h0);
+    assign _ctr_group1_or = (_ctr_group0_eq_4 ? slot2_drop_not_write_2 : 32'h0)
+                            | (_ctr_group0_eq_3 ? slot2_drop_closed_2 : 32'h0)
+                            | (_ctr_group0_eq_2 ? slot2_drop_no_proxy_2 : 32'h0)
+                            | (_ctr_group0_eq ? slot2_out_malformed_2 : 32'h0);
+    assign _ctr_group2_or_4 = (_ctr_group0_eq_16 ? slot3_drop_not_write_2 : 32'h0)
+                              | (_ctr_group0_eq_15 ? slot3_drop_closed_2 : 32'h0)
+                              | (_ctr_group0_eq_14 ? slot3_drop_no_proxy_2 : 32'h0)
+                              | (_ctr_group0_eq_13 ? slot3_out_malformed_2 : 32'h0);
+    assign _ctr_group2_or_3 = (_ctr_group0_eq_12 ? port_a_hold_drop_count : 32'h0)
+                              | (_ctr_group0_eq_11 ? port_a_egress_stall_count : 32'h0)
+                              | (_ctr_group0_eq_10 ? port_a_link_replays : 32'h0)
+                              | (_ctr_group0_eq_9 ? port_a_link_lost : 32'h0);
+    assign _ctr_group2_or_2 = (_ctr_group0_eq_8 ? port_a_link_stalls : 32'h0)
+                              | (_ctr_group0_eq_7 ? port_a_link_crc_errors : 32'h0)
+                              | (_ctr_group0_eq_6 ? port_a_link_naks : 32'h0)
+                              | (_ctr_group0_eq_5 ? port_a_link_malformed : 32'h0);
+    assign _ctr_group2_or = (_ctr_group0_eq_4 ? port_b_hold_drop_count : 32'h0)
+                            | (_ctr_group0_eq_3 ? port_b_egress_stall_count : 32'h0)
+                            | (_ctr_group0_eq_2 ? port_b_link_replays : 32'h0)
+                            | (_ctr_group0_eq ? port_b_link_lost : 32'h0);
+    assign _ctr_group3_or = (_ctr_group0_eq_16 ? port_b_link_stalls : 32'h0)
+                            | (_ctr_group0_eq_15 ? port_b_link_crc_errors : 32'h0)
+                            | (_ctr_group0_eq_14 ? port_b_link_naks : 32'h0)
+                            | (_ctr_group0_eq_13 ? port_b_link_malformed : 32'h0);
+    assign ctr_value = ((ctr_index_hi == 6'h0) ? ctr_group0 : 32'h0)
+                       | ((ctr_index_hi == 6'h1) ? ctr_group1 : 32'h0)
+                       | ((ctr_index_hi == 6'h2) ? ctr_group2 : 32'h0)
+                       | ((ctr_index_hi == 6'h3) ? ctr_group3 : 32'h0);
     assign unused = &{1'b0, cq_tlp_func, rc_tlp_error, cfg_function_status[1:0],
                     cfg_function_status[15:3], port_a_in_s_port_b_tlp_ready,
                     port_a_in_m_kernel_from_b, port_b_in_s_port_a_tlp_ready,
@@ -3852,6 +3888,30 @@ module onic_card (
             port_b_egress_stall_count <= ((~port_b_egress_stall_count) < 32'h1) ? 32'hffffffff
                                          : (port_b_egress_stall_count + 32'h1);
         end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            ctr_index_hi <= 6'h0;
+        end else begin
+            ctr_index_hi <= regs_ctr_index[9:4];
+        end
+    end
+
+    always @(posedge clk) begin
+        ctr_group0 <= _ctr_group0_or_4 | _ctr_group0_or_3 | _ctr_group0_or_2 | _ctr_group0_or;
+    end
+
+    always @(posedge clk) begin
+        ctr_group1 <= _ctr_group1_or_4 | _ctr_group1_or_3 | _ctr_group1_or_2 | _ctr_group1_or;
+    end
+
+    always @(posedge clk) begin
+        ctr_group2 <= _ctr_group2_or_4 | _ctr_group2_or_3 | _ctr_group2_or_2 | _ctr_group2_or;
+    end
+
+    always @(posedge clk) begin
+        ctr_group3 <= _ctr_group3_or;
     end
 
     always @(posedge clk) begin

@@ -89,16 +89,17 @@ module onic_pcie_manager_regbar (
     reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:161
     reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:203
     reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:205
-    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:211
-    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:213
-    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:233
-    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:241
-    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:242
-    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:243
-    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:269
-    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:272
-    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:274
-    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:288
+    reg  rb_ctr_wait = 1'h0; // hdlgen/manager/regbar.go:211
+    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:212
+    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:215
+    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:236
+    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:244
+    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:245
+    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:246
+    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:272
+    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:275
+    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:277
+    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:291
     wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1117: a table
     wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1121: a table
     wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1123: a table
@@ -149,44 +150,45 @@ module onic_pcie_manager_regbar (
     wire m_slot_axil_r_wait; // hdlgen/manager/regbar.go:171
     wire rb_msix_write; // hdlgen/manager/regbar.go:202
     wire rb_msix_read; // hdlgen/manager/regbar.go:204
-    wire rb_ctr_read; // hdlgen/manager/regbar.go:212
-    wire rb_write_answered; // hdlgen/manager/regbar.go:218
-    wire rb_write_done; // hdlgen/manager/regbar.go:218
-    wire _rb_read_answered_or; // hdlgen/manager/regbar.go:219
-    wire rb_read_answered; // hdlgen/manager/regbar.go:219
-    wire rb_read_done; // hdlgen/manager/regbar.go:219
-    wire rb_read_open; // hdlgen/manager/regbar.go:221
-    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:222
-    wire rb_dw_open; // hdlgen/manager/regbar.go:225
-    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:234
-    wire rb_cpl_end; // hdlgen/manager/regbar.go:235
-    wire rb_read_beat_end; // hdlgen/manager/regbar.go:237
-    wire rb_read_stops; // hdlgen/manager/regbar.go:238
-    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:244
-    wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:249
-    wire rb_sent; // hdlgen/manager/regbar.go:250
+    wire rb_ctr_read; // hdlgen/manager/regbar.go:213
+    wire rb_ctr_take; // hdlgen/manager/regbar.go:214
+    wire rb_write_answered; // hdlgen/manager/regbar.go:220
+    wire rb_write_done; // hdlgen/manager/regbar.go:220
+    wire _rb_read_answered_or; // hdlgen/manager/regbar.go:221
+    wire rb_read_answered; // hdlgen/manager/regbar.go:221
+    wire rb_read_done; // hdlgen/manager/regbar.go:221
+    wire rb_read_open; // hdlgen/manager/regbar.go:223
+    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:224
+    wire rb_dw_open; // hdlgen/manager/regbar.go:228
+    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:237
+    wire rb_cpl_end; // hdlgen/manager/regbar.go:238
+    wire rb_read_beat_end; // hdlgen/manager/regbar.go:240
+    wire rb_read_stops; // hdlgen/manager/regbar.go:241
+    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:247
+    wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:252
+    wire rb_sent; // hdlgen/manager/regbar.go:253
     wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1120
     wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1122
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1123
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1124
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1125
     wire [95:0] rb_cpl_first; // hdlgen/manager/manager.go:1129
-    wire rb_next_cpl; // hdlgen/manager/regbar.go:263
-    wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:264
-    wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:264
-    wire [30:0] rb_cpl_start; // hdlgen/manager/regbar.go:265
-    wire [10:0] rb_to_boundary; // hdlgen/manager/regbar.go:266
-    wire [10:0] rb_to_end; // hdlgen/manager/regbar.go:267
-    wire rb_cpl_begin; // hdlgen/manager/regbar.go:268
-    wire [14:0] rb_cpl_bytes; // hdlgen/manager/regbar.go:277
-    wire [10:0] rb_cpl_dws; // hdlgen/manager/regbar.go:280
-    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:281
-    wire rb_no_more; // hdlgen/manager/regbar.go:300
-    wire rb_read_decided; // hdlgen/manager/regbar.go:302
-    wire rb_ready; // hdlgen/manager/regbar.go:303
-    wire rb_sent_more; // hdlgen/manager/regbar.go:308
-    wire rb_advance; // hdlgen/manager/regbar.go:309
-    wire [10:0] rb_cpl_pos_next; // hdlgen/manager/regbar.go:311
+    wire rb_next_cpl; // hdlgen/manager/regbar.go:266
+    wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:267
+    wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:267
+    wire [30:0] rb_cpl_start; // hdlgen/manager/regbar.go:268
+    wire [10:0] rb_to_boundary; // hdlgen/manager/regbar.go:269
+    wire [10:0] rb_to_end; // hdlgen/manager/regbar.go:270
+    wire rb_cpl_begin; // hdlgen/manager/regbar.go:271
+    wire [14:0] rb_cpl_bytes; // hdlgen/manager/regbar.go:280
+    wire [10:0] rb_cpl_dws; // hdlgen/manager/regbar.go:283
+    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:284
+    wire rb_no_more; // hdlgen/manager/regbar.go:303
+    wire rb_read_decided; // hdlgen/manager/regbar.go:305
+    wire rb_ready; // hdlgen/manager/regbar.go:306
+    wire rb_sent_more; // hdlgen/manager/regbar.go:311
+    wire rb_advance; // hdlgen/manager/regbar.go:312
+    wire [10:0] rb_cpl_pos_next; // hdlgen/manager/regbar.go:314
     wire rb_hdr_below_manager_end; // hdlgen/manager/regbar.go:140
     wire rb_hdr_below_slots_end; // hdlgen/manager/regbar.go:140
     wire rb_hdr_below_msix_end; // hdlgen/manager/regbar.go:140
@@ -197,14 +199,14 @@ module onic_pcie_manager_regbar (
     wire rb_next_below_msix_end; // hdlgen/manager/regbar.go:140
     wire rb_next_below_counters; // hdlgen/manager/regbar.go:140
     wire rb_next_below_counters_end; // hdlgen/manager/regbar.go:140
-    wire rb_to_manager_next; // hdlgen/manager/regbar.go:317
-    wire rb_to_slots_next; // hdlgen/manager/regbar.go:317
-    wire rb_to_msix_next; // hdlgen/manager/regbar.go:317
-    wire rb_to_counters_next; // hdlgen/manager/regbar.go:317
-    wire rb_write_ends; // hdlgen/manager/regbar.go:322
-    wire [2:0] _rb_state_next_mux_2; // hdlgen/manager/regbar.go:339
-    wire [2:0] _rb_state_next_mux; // hdlgen/manager/regbar.go:339
-    wire [2:0] rb_state_next; // hdlgen/manager/regbar.go:339
+    wire rb_to_manager_next; // hdlgen/manager/regbar.go:320
+    wire rb_to_slots_next; // hdlgen/manager/regbar.go:320
+    wire rb_to_msix_next; // hdlgen/manager/regbar.go:320
+    wire rb_to_counters_next; // hdlgen/manager/regbar.go:320
+    wire rb_write_ends; // hdlgen/manager/regbar.go:325
+    wire [2:0] _rb_state_next_mux_2; // hdlgen/manager/regbar.go:342
+    wire [2:0] _rb_state_next_mux; // hdlgen/manager/regbar.go:342
+    wire [2:0] rb_state_next; // hdlgen/manager/regbar.go:342
     wire unused;
 
 `ifndef SYNTHESIS
@@ -261,7 +263,8 @@ module onic_pcie_manager_regbar (
     assign m_slot_axil_r_wait = m_slot_axil_read & rb_ar_done;
     assign rb_msix_write = rb_write_dw & rb_to_msix;
     assign rb_msix_read = rb_reading & rb_to_msix & (~rb_msix_pending);
-    assign rb_ctr_read = rb_reading & rb_to_counters & (~rb_ctr_pending);
+    assign rb_ctr_read = rb_reading & rb_to_counters & (~(rb_ctr_wait | rb_ctr_pending));
+    assign rb_ctr_take = rb_reading & rb_to_counters & rb_ctr_wait;
     assign rb_write_answered = (rb_to_manager & m_axil_b_wait & m_axil_bvalid)
                                | (rb_to_slots & m_slot_axil_b_wait & m_slot_axil_bvalid)
                                | _rb_to_none_or | rb_to_none;
@@ -553,14 +556,22 @@ module onic_pcie_manager_regbar (
 
     always @(posedge clk) begin
         if (rst) begin
-            rb_ctr_pending <= 1'h0;
+            rb_ctr_wait <= 1'h0;
         end else begin
-            rb_ctr_pending <= rb_ctr_read & rb_read_open;
+            rb_ctr_wait <= rb_ctr_read & rb_read_open;
         end
     end
 
     always @(posedge clk) begin
-        if (rb_ctr_read) begin
+        if (rst) begin
+            rb_ctr_pending <= 1'h0;
+        end else begin
+            rb_ctr_pending <= rb_ctr_take & rb_read_open;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rb_ctr_take) begin
             rb_ctr_data <= ctr_rdata;
         end
     end
