@@ -525,7 +525,13 @@ func Build(name string, p Parts) *ir.Module {
 			if pt.Name == "count_unexpected_completion_total" {
 				sum = m.SatAddU(sum, m.SatAddU(ptOut["port_a"]["unexpected"], ptOut["port_b"]["unexpected"]))
 			}
-			m.Output("port_in_"+pt.Name, m.Named("port_in_"+strings.TrimSuffix(pt.Name, "_total")+"_sum", sum))
+			// Registered: two saturating adds (four for the unexpected
+			// completions) ahead of the counter region's read were the
+			// card's critical path.
+			name := "port_in_" + strings.TrimSuffix(pt.Name, "_total") + "_sum"
+			r := m.Reg(name, sum.Width(), 0)
+			m.SetNext(r, m.Named(name+"_next", sum))
+			m.Output("port_in_"+pt.Name, r)
 		}
 	}
 	// Ports' non-posted requests toward the host dropped with the tag

@@ -138,7 +138,26 @@ module onic_card (
     localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/card/build.go:453
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:545
+    reg  [31:0] port_in_count_ok_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_port_down_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_malformed_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // hdlgen/internal/card/build.go:532
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:551
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -204,12 +223,12 @@ module onic_card (
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:757
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:757
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:757
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:763
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:763
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:763
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -237,17 +256,17 @@ module onic_card (
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:757
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:757
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:757
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:757
-    reg  [5:0] ctr_index_hi = 6'h0; // hdlgen/internal/card/build.go:795
-    reg  [31:0] ctr_group0 = 32'h0; // hdlgen/internal/card/build.go:805
-    reg  [31:0] ctr_group1 = 32'h0; // hdlgen/internal/card/build.go:805
-    reg  [31:0] ctr_group2 = 32'h0; // hdlgen/internal/card/build.go:805
-    reg  [31:0] ctr_group3 = 32'h0; // hdlgen/internal/card/build.go:805
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:763
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:763
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:763
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:763
+    reg  [5:0] ctr_index_hi = 6'h0; // hdlgen/internal/card/build.go:801
+    reg  [31:0] ctr_group0 = 32'h0; // hdlgen/internal/card/build.go:811
+    reg  [31:0] ctr_group1 = 32'h0; // hdlgen/internal/card/build.go:811
+    reg  [31:0] ctr_group2 = 32'h0; // hdlgen/internal/card/build.go:811
+    reg  [31:0] ctr_group3 = 32'h0; // hdlgen/internal/card/build.go:811
     wire [15:0] self_id; // hdlgen/internal/card/build.go:380
     wire cq_tlp_ready; // hdlgen/internal/card/build.go:400
     wire rc_tlp_ready; // hdlgen/internal/card/build.go:406
@@ -325,50 +344,50 @@ module onic_card (
     wire port_b_from_link_eop; // hdlgen/internal/card/build.go:152
     wire port_b_from_link_valid; // hdlgen/internal/card/build.go:152
     wire port_b_link_s_ready; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_ok_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_not_for_us_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_window_miss_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_mapping_disabled_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_port_down_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_denied_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_no_proxy_id_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux_2; // hdlgen/internal/card/build.go:524
-    wire [31:0] _port_in_count_unexpected_completion_sum_mux; // hdlgen/internal/card/build.go:526
-    wire [31:0] port_in_count_unexpected_completion_sum; // hdlgen/internal/card/build.go:526
-    wire [31:0] port_in_count_unsupported_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_relay_denied_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_msix_address_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_malformed_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_bus_master_disabled_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_no_domain_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_no_range_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_read_denied_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_write_denied_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_egress_denied_sum; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_source_invalid_sum; // hdlgen/internal/card/build.go:524
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:547
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:547
-    wire host_register_write; // hdlgen/internal/card/build.go:556
-    wire register_fence_up; // hdlgen/internal/card/build.go:560
-    wire port_a_stalled; // hdlgen/internal/card/build.go:566
-    wire port_b_stalled; // hdlgen/internal/card/build.go:566
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:568
-    wire _port_down_not; // hdlgen/internal/card/build.go:568
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:568
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:571
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:571
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:571
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:571
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:571
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:578
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:578
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:578
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:578
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:578
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:578
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:578
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:578
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:578
+    wire [31:0] port_in_count_ok_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_not_for_us_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_window_miss_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_mapping_disabled_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_port_down_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_denied_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_no_proxy_id_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // hdlgen/internal/card/build.go:524
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_unexpected_completion_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_unsupported_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_relay_denied_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_msix_address_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_malformed_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_count_bus_master_disabled_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_no_domain_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_no_range_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_read_denied_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_write_denied_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_egress_denied_sum_next; // hdlgen/internal/card/build.go:524
+    wire [31:0] port_in_deny_source_invalid_sum_next; // hdlgen/internal/card/build.go:524
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:553
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:553
+    wire host_register_write; // hdlgen/internal/card/build.go:562
+    wire register_fence_up; // hdlgen/internal/card/build.go:566
+    wire port_a_stalled; // hdlgen/internal/card/build.go:572
+    wire port_b_stalled; // hdlgen/internal/card/build.go:572
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:574
+    wire _port_down_not; // hdlgen/internal/card/build.go:574
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:574
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:577
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:577
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:577
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:577
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:577
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:584
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:584
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:584
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:584
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:584
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:584
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:584
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:584
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:584
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:141
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
@@ -387,17 +406,17 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:608
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:612
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:621
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:621
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:621
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:621
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:621
-    wire local_busy; // hdlgen/internal/card/build.go:634
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:614
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:618
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:627
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:627
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:627
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:627
+    wire local_busy; // hdlgen/internal/card/build.go:640
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:141
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
@@ -594,8 +613,8 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // hdlgen/internal/card/build.go:726
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:727
+    wire np_room; // hdlgen/internal/card/build.go:732
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:733
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:141
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
@@ -645,13 +664,13 @@ module onic_card (
     wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:259
     wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:260
     wire port_a_hold_half_free; // hdlgen/internal/card/build.go:266
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:757
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:757
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:757
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:757
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:757
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:757
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:757
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:763
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:763
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:763
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:763
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:763
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:763
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:763
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:141
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
@@ -701,44 +720,44 @@ module onic_card (
     wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:259
     wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:260
     wire port_b_hold_half_free; // hdlgen/internal/card/build.go:266
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:757
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:757
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:757
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:757
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:757
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:757
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:757
-    wire [3:0] ctr_index_lo; // hdlgen/internal/card/build.go:794
-    wire _ctr_group0_eq_16; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_15; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_14; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_13; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_12; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_11; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_10; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_9; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_8; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_7; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_6; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_5; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_4; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_3; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq_2; // hdlgen/internal/card/build.go:802
-    wire _ctr_group0_eq; // hdlgen/internal/card/build.go:802
-    wire [31:0] _ctr_group0_or_4; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group0_or_3; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group0_or_2; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group0_or; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group1_or_4; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group1_or_3; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group1_or_2; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group1_or; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group2_or_4; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group2_or_3; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group2_or_2; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group2_or; // hdlgen/internal/card/build.go:806
-    wire [31:0] _ctr_group3_or; // hdlgen/internal/card/build.go:806
-    wire [31:0] ctr_value; // hdlgen/internal/card/build.go:810
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:763
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:763
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:763
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:763
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:763
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:763
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:763
+    wire [3:0] ctr_index_lo; // hdlgen/internal/card/build.go:800
+    wire _ctr_group0_eq_16; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_15; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_14; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_13; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_12; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_11; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_10; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_9; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_8; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_7; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_6; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_5; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_4; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_3; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq_2; // hdlgen/internal/card/build.go:808
+    wire _ctr_group0_eq; // hdlgen/internal/card/build.go:808
+    wire [31:0] _ctr_group0_or_4; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group0_or_3; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group0_or_2; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group0_or; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group1_or_4; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group1_or_3; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group1_or_2; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group1_or; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group2_or_4; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group2_or_3; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group2_or_2; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group2_or; // hdlgen/internal/card/build.go:812
+    wire [31:0] _ctr_group3_or; // hdlgen/internal/card/build.go:812
+    wire [31:0] ctr_value; // hdlgen/internal/card/build.go:816
     wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:402
     wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:402
     wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:402
@@ -911,70 +930,70 @@ module onic_card (
     wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:515
     wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:515
     wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:515
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:582
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:582
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:582
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:582
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:582
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:582
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:582
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:582
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:582
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:582
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:582
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:582
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:582
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:582
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:582
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:582
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:582
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:582
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:582
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:582
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:582
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:582
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:582
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:582
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:582
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:582
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:582
-    wire manager_host_busy; // hdlgen/internal/card/build.go:582
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:582
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:582
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:582
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:582
-    wire regs_busy; // hdlgen/internal/card/build.go:627
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:627
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:627
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:627
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:627
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:627
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:627
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:627
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:627
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:627
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:627
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:627
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:627
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:627
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:627
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:627
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:627
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:627
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:627
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:627
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:627
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:627
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:588
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:588
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:588
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:588
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:588
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:588
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:588
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:588
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:588
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:588
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:588
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:588
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:588
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:588
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:588
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:588
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:588
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:588
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:588
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:588
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:588
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:588
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:588
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:588
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:588
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:588
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:588
+    wire manager_host_busy; // hdlgen/internal/card/build.go:588
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:588
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:588
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:588
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:588
+    wire regs_busy; // hdlgen/internal/card/build.go:633
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:633
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:633
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:633
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:633
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:633
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:633
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:633
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:633
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:633
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:633
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:633
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:633
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:633
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:633
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:633
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:633
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:633
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:633
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:633
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:633
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:633
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:633
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:633
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:633
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:633
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:633
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
@@ -1155,54 +1174,54 @@ module onic_card (
     wire [63:0] slot3_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
     wire slot3_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:707
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:707
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:707
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:707
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:707
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:707
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:718
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:718
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:718
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:718
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:718
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:718
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:736
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:736
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:772
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:772
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:772
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:772
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:772
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:772
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:772
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:772
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:772
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:772
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:772
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:772
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:772
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:772
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:772
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:772
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:772
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:772
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:772
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:772
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:772
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:772
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:772
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:713
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:713
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:713
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:713
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:713
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:713
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:724
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:724
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:724
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:724
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:724
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:724
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:742
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:742
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:778
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:778
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:778
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:778
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:778
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:778
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:778
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:778
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:778
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:778
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:778
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:778
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:778
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:778
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:778
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:778
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:778
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:778
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:778
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:778
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:778
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:778
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:778
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1297,107 +1316,102 @@ module onic_card (
     assign port_b_from_link_eop = port_b_link_m_tlp_eop;
     assign port_b_from_link_valid = port_b_link_m_tlp_valid;
     assign port_b_link_s_ready = port_b_link_s_tlp_ready;
-    assign port_in_count_ok_sum = ((~port_a_in_count_ok_total) < port_b_in_count_ok_total)
-                                  ? 32'hffffffff
-                                  : (port_a_in_count_ok_total + port_b_in_count_ok_total);
-    assign port_in_count_not_for_us_sum = ((~port_a_in_count_not_for_us_total)
-                                            < port_b_in_count_not_for_us_total)
-                                          ? 32'hffffffff
-                                          : (port_a_in_count_not_for_us_total
-                                             + port_b_in_count_not_for_us_total);
-    assign port_in_count_window_miss_sum = ((~port_a_in_count_window_miss_total)
-                                             < port_b_in_count_window_miss_total)
-                                           ? 32'hffffffff
-                                           : (port_a_in_count_window_miss_total
-                                              + port_b_in_count_window_miss_total);
-    assign port_in_count_mapping_disabled_sum = ((~port_a_in_count_mapping_disabled_total)
-                                                  < port_b_in_count_mapping_disabled_total)
+    assign port_in_count_ok_sum_next = ((~port_a_in_count_ok_total) < port_b_in_count_ok_total)
+                                       ? 32'hffffffff
+                                       : (port_a_in_count_ok_total + port_b_in_count_ok_total);
+    assign port_in_count_not_for_us_sum_next = ((~port_a_in_count_not_for_us_total)
+                                                 < port_b_in_count_not_for_us_total)
+                                               ? 32'hffffffff
+                                               : (port_a_in_count_not_for_us_total
+                                                  + port_b_in_count_not_for_us_total);
+    assign port_in_count_window_miss_sum_next = ((~port_a_in_count_window_miss_total)
+                                                  < port_b_in_count_window_miss_total)
                                                 ? 32'hffffffff
-                                                : (port_a_in_count_mapping_disabled_total
-                                                   + port_b_in_count_mapping_disabled_total);
-    assign port_in_count_port_down_sum = ((~port_a_in_count_port_down_total)
-                                           < port_b_in_count_port_down_total)
-                                         ? 32'hffffffff
-                                         : (port_a_in_count_port_down_total
-                                            + port_b_in_count_port_down_total);
-    assign port_in_count_denied_sum = ((~port_a_in_count_denied_total)
-                                        < port_b_in_count_denied_total)
-                                      ? 32'hffffffff
-                                      : (port_a_in_count_denied_total
-                                         + port_b_in_count_denied_total);
-    assign port_in_count_no_proxy_id_sum = ((~port_a_in_count_no_proxy_id_total)
-                                             < port_b_in_count_no_proxy_id_total)
+                                                : (port_a_in_count_window_miss_total
+                                                   + port_b_in_count_window_miss_total);
+    assign port_in_count_mapping_disabled_sum_next = ((~port_a_in_count_mapping_disabled_total)
+                                                       < port_b_in_count_mapping_disabled_total)
+            ? 32'hffffffff
+            : (port_a_in_count_mapping_disabled_total + port_b_in_count_mapping_disabled_total);
+    assign port_in_count_port_down_sum_next = ((~port_a_in_count_port_down_total)
+                                                < port_b_in_count_port_down_total)
+                                              ? 32'hffffffff
+                                              : (port_a_in_count_port_down_total
+                                                 + port_b_in_count_port_down_total);
+    assign port_in_count_denied_sum_next = ((~port_a_in_count_denied_total)
+                                             < port_b_in_count_denied_total)
                                            ? 32'hffffffff
-                                           : (port_a_in_count_no_proxy_id_total
-                                              + port_b_in_count_no_proxy_id_total);
-    assign _port_in_count_unexpected_completion_sum_mux_2 = ((~port_a_in_count_unexpected_completion_total)
-                                                              < port_b_in_count_unexpected_completion_total)
+                                           : (port_a_in_count_denied_total
+                                              + port_b_in_count_denied_total);
+    assign port_in_count_no_proxy_id_sum_next = ((~port_a_in_count_no_proxy_id_total)
+                                                  < port_b_in_count_no_proxy_id_total)
+                                                ? 32'hffffffff
+                                                : (port_a_in_count_no_proxy_id_total
+                                                   + port_b_in_count_no_proxy_id_total);
+    assign _port_in_count_unexpected_completion_sum_next_mux_2 = ((~port_a_in_count_unexpected_completion_total)
+                                                                   < port_b_in_count_unexpected_completion_total)
             ? 32'hffffffff
             : (port_a_in_count_unexpected_completion_total
                + port_b_in_count_unexpected_completion_total);
-    assign _port_in_count_unexpected_completion_sum_mux = ((~port_a_tags_unexpected)
-                                                            < port_b_tags_unexpected)
+    assign _port_in_count_unexpected_completion_sum_next_mux = ((~port_a_tags_unexpected)
+                                                                 < port_b_tags_unexpected)
             ? 32'hffffffff : (port_a_tags_unexpected + port_b_tags_unexpected);
-    assign port_in_count_unexpected_completion_sum = ((~_port_in_count_unexpected_completion_sum_mux_2)
-                                                       < _port_in_count_unexpected_completion_sum_mux)
+    assign port_in_count_unexpected_completion_sum_next = ((~_port_in_count_unexpected_completion_sum_next_mux_2)
+                                                            < _port_in_count_unexpected_completion_sum_next_mux)
             ? 32'hffffffff
-            : (_port_in_count_unexpected_completion_sum_mux_2
-               + _port_in_count_unexpected_completion_sum_mux);
-    assign port_in_count_unsupported_sum = ((~port_a_in_count_unsupported_total)
-                                             < port_b_in_count_unsupported_total)
-                                           ? 32'hffffffff
-                                           : (port_a_in_count_unsupported_total
-                                              + port_b_in_count_unsupported_total);
-    assign port_in_count_relay_denied_sum = ((~port_a_in_count_relay_denied_total)
-                                              < port_b_in_count_relay_denied_total)
-                                            ? 32'hffffffff
-                                            : (port_a_in_count_relay_denied_total
-                                               + port_b_in_count_relay_denied_total);
-    assign port_in_count_msix_address_sum = ((~port_a_in_count_msix_address_total)
-                                              < port_b_in_count_msix_address_total)
-                                            ? 32'hffffffff
-                                            : (port_a_in_count_msix_address_total
-                                               + port_b_in_count_msix_address_total);
-    assign port_in_count_malformed_sum = ((~port_a_in_count_malformed_total)
-                                           < port_b_in_count_malformed_total)
-                                         ? 32'hffffffff
-                                         : (port_a_in_count_malformed_total
-                                            + port_b_in_count_malformed_total);
-    assign port_in_count_bus_master_disabled_sum = ((~port_a_in_count_bus_master_disabled_total)
-                                                     < port_b_in_count_bus_master_disabled_total)
+            : (_port_in_count_unexpected_completion_sum_next_mux_2
+               + _port_in_count_unexpected_completion_sum_next_mux);
+    assign port_in_count_unsupported_sum_next = ((~port_a_in_count_unsupported_total)
+                                                  < port_b_in_count_unsupported_total)
+                                                ? 32'hffffffff
+                                                : (port_a_in_count_unsupported_total
+                                                   + port_b_in_count_unsupported_total);
+    assign port_in_count_relay_denied_sum_next = ((~port_a_in_count_relay_denied_total)
+                                                   < port_b_in_count_relay_denied_total)
+            ? 32'hffffffff
+            : (port_a_in_count_relay_denied_total + port_b_in_count_relay_denied_total);
+    assign port_in_count_msix_address_sum_next = ((~port_a_in_count_msix_address_total)
+                                                   < port_b_in_count_msix_address_total)
+            ? 32'hffffffff
+            : (port_a_in_count_msix_address_total + port_b_in_count_msix_address_total);
+    assign port_in_count_malformed_sum_next = ((~port_a_in_count_malformed_total)
+                                                < port_b_in_count_malformed_total)
+                                              ? 32'hffffffff
+                                              : (port_a_in_count_malformed_total
+                                                 + port_b_in_count_malformed_total);
+    assign port_in_count_bus_master_disabled_sum_next = ((~port_a_in_count_bus_master_disabled_total)
+                                                          < port_b_in_count_bus_master_disabled_total)
             ? 32'hffffffff
             : (port_a_in_count_bus_master_disabled_total
                + port_b_in_count_bus_master_disabled_total);
-    assign port_in_deny_no_domain_sum = ((~port_a_in_deny_no_domain_total)
-                                          < port_b_in_deny_no_domain_total)
-                                        ? 32'hffffffff
-                                        : (port_a_in_deny_no_domain_total
-                                           + port_b_in_deny_no_domain_total);
-    assign port_in_deny_no_range_sum = ((~port_a_in_deny_no_range_total)
-                                         < port_b_in_deny_no_range_total)
-                                       ? 32'hffffffff
-                                       : (port_a_in_deny_no_range_total
-                                          + port_b_in_deny_no_range_total);
-    assign port_in_deny_read_denied_sum = ((~port_a_in_deny_read_denied_total)
-                                            < port_b_in_deny_read_denied_total)
-                                          ? 32'hffffffff
-                                          : (port_a_in_deny_read_denied_total
-                                             + port_b_in_deny_read_denied_total);
-    assign port_in_deny_write_denied_sum = ((~port_a_in_deny_write_denied_total)
-                                             < port_b_in_deny_write_denied_total)
-                                           ? 32'hffffffff
-                                           : (port_a_in_deny_write_denied_total
-                                              + port_b_in_deny_write_denied_total);
-    assign port_in_deny_egress_denied_sum = ((~port_a_in_deny_egress_denied_total)
-                                              < port_b_in_deny_egress_denied_total)
-                                            ? 32'hffffffff
-                                            : (port_a_in_deny_egress_denied_total
-                                               + port_b_in_deny_egress_denied_total);
-    assign port_in_deny_source_invalid_sum = ((~port_a_in_deny_source_invalid_total)
-                                               < port_b_in_deny_source_invalid_total)
+    assign port_in_deny_no_domain_sum_next = ((~port_a_in_deny_no_domain_total)
+                                               < port_b_in_deny_no_domain_total)
                                              ? 32'hffffffff
-                                             : (port_a_in_deny_source_invalid_total
-                                                + port_b_in_deny_source_invalid_total);
+                                             : (port_a_in_deny_no_domain_total
+                                                + port_b_in_deny_no_domain_total);
+    assign port_in_deny_no_range_sum_next = ((~port_a_in_deny_no_range_total)
+                                              < port_b_in_deny_no_range_total)
+                                            ? 32'hffffffff
+                                            : (port_a_in_deny_no_range_total
+                                               + port_b_in_deny_no_range_total);
+    assign port_in_deny_read_denied_sum_next = ((~port_a_in_deny_read_denied_total)
+                                                 < port_b_in_deny_read_denied_total)
+                                               ? 32'hffffffff
+                                               : (port_a_in_deny_read_denied_total
+                                                  + port_b_in_deny_read_denied_total);
+    assign port_in_deny_write_denied_sum_next = ((~port_a_in_deny_write_denied_total)
+                                                  < port_b_in_deny_write_denied_total)
+                                                ? 32'hffffffff
+                                                : (port_a_in_deny_write_denied_total
+                                                   + port_b_in_deny_write_denied_total);
+    assign port_in_deny_egress_denied_sum_next = ((~port_a_in_deny_egress_denied_total)
+                                                   < port_b_in_deny_egress_denied_total)
+            ? 32'hffffffff
+            : (port_a_in_deny_egress_denied_total + port_b_in_deny_egress_denied_total);
+    assign port_in_deny_source_invalid_sum_next = ((~port_a_in_deny_source_invalid_total)
+                                                    < port_b_in_deny_source_invalid_total)
+            ? 32'hffffffff
+            : (port_a_in_deny_source_invalid_total + port_b_in_deny_source_invalid_total);
     assign _host_in_valid_fenced_not = ~register_fence;
     assign host_in_valid_fenced = host_in_valid & _host_in_valid_fenced_not;
     assign host_register_write = (host_in_data[656:652] == 5'h0) & (host_in_data[659:658] == 2'h1)
@@ -2390,7 +2404,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:582
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:588
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2455,7 +2469,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:627
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:633
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2949,7 +2963,7 @@ module onic_card (
         .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:707
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:713
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2967,7 +2981,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:718
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:724
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2985,7 +2999,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:736
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:742
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2994,7 +3008,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:772
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:778
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -3028,7 +3042,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:772
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:778
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
@@ -3076,6 +3090,158 @@ module onic_card (
         end else begin
             host_in_busy <= (host_in_valid & host_in_out_ready) ? (~host_in_data[660])
                             : (host_in_busy | host_in_valid);
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_ok_sum <= 32'h0;
+        end else begin
+            port_in_count_ok_sum <= port_in_count_ok_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_not_for_us_sum <= 32'h0;
+        end else begin
+            port_in_count_not_for_us_sum <= port_in_count_not_for_us_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_window_miss_sum <= 32'h0;
+        end else begin
+            port_in_count_window_miss_sum <= port_in_count_window_miss_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_mapping_disabled_sum <= 32'h0;
+        end else begin
+            port_in_count_mapping_disabled_sum <= port_in_count_mapping_disabled_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_port_down_sum <= 32'h0;
+        end else begin
+            port_in_count_port_down_sum <= port_in_count_port_down_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_denied_sum <= 32'h0;
+        end else begin
+            port_in_count_denied_sum <= port_in_count_denied_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_no_proxy_id_sum <= 32'h0;
+        end else begin
+            port_in_count_no_proxy_id_sum <= port_in_count_no_proxy_id_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_unexpected_completion_sum <= 32'h0;
+        end else begin
+            port_in_count_unexpected_completion_sum <= port_in_count_unexpected_completion_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_unsupported_sum <= 32'h0;
+        end else begin
+            port_in_count_unsupported_sum <= port_in_count_unsupported_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_relay_denied_sum <= 32'h0;
+        end else begin
+            port_in_count_relay_denied_sum <= port_in_count_relay_denied_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_msix_address_sum <= 32'h0;
+        end else begin
+            port_in_count_msix_address_sum <= port_in_count_msix_address_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_malformed_sum <= 32'h0;
+        end else begin
+            port_in_count_malformed_sum <= port_in_count_malformed_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_count_bus_master_disabled_sum <= 32'h0;
+        end else begin
+            port_in_count_bus_master_disabled_sum <= port_in_count_bus_master_disabled_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_no_domain_sum <= 32'h0;
+        end else begin
+            port_in_deny_no_domain_sum <= port_in_deny_no_domain_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_no_range_sum <= 32'h0;
+        end else begin
+            port_in_deny_no_range_sum <= port_in_deny_no_range_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_read_denied_sum <= 32'h0;
+        end else begin
+            port_in_deny_read_denied_sum <= port_in_deny_read_denied_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_write_denied_sum <= 32'h0;
+        end else begin
+            port_in_deny_write_denied_sum <= port_in_deny_write_denied_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_egress_denied_sum <= 32'h0;
+        end else begin
+            port_in_deny_egress_denied_sum <= port_in_deny_egress_denied_sum_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_in_deny_source_invalid_sum <= 32'h0;
+        end else begin
+            port_in_deny_source_invalid_sum <= port_in_deny_source_invalid_sum_next;
         end
     end
 
