@@ -12,6 +12,15 @@ import (
 // to port A, trained.
 func twoCards(t *testing.T) ([2]*Card, *Fibre) {
 	t.Helper()
+	cards := twoPartyCards(t)
+	f := NewFibre(cards[0], 0, cards[1], 0, 5)
+	run(t, cards, f, "the link comes up", 20000, func() bool { return cards[0].PortState(0) == 2 && cards[1].PortState(0) == 2 })
+	return cards, f
+}
+
+// twoPartyCards are the two-party scenario's O-NICs as cards, unjoined.
+func twoPartyCards(t *testing.T) [2]*Card {
+	t.Helper()
 	cfg := scenario.TwoParty()
 	var cards [2]*Card
 	for k := range cards {
@@ -21,9 +30,7 @@ func twoCards(t *testing.T) ([2]*Card, *Fibre) {
 		}
 		cards[k] = c
 	}
-	f := NewFibre(cards[0], 0, cards[1], 0, 5)
-	run(t, cards, f, "the link comes up", 20000, func() bool { return cards[0].PortState(0) == 2 && cards[1].PortState(0) == 2 })
-	return cards, f
+	return cards
 }
 
 // run cycles both cards until done, failing after limit cycles.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"onic/emu/scenario"
 	"onic/hdlgen/internal/gty"
 	"onic/tlp"
 )
@@ -17,15 +16,7 @@ import (
 // host B, every one once, in order and unchanged, the damaged frames
 // replayed by the link layers above the wrappers.
 func TestCardsOverLanes(t *testing.T) {
-	cfg := scenario.TwoParty()
-	var cards [2]*Card
-	for k := range cards {
-		c, err := New(Config{ONIC: cfg.ONICs[k], ID: tlp.NewID(1, 0, 0)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cards[k] = c
-	}
+	cards := twoPartyCards(t)
 	f, err := NewLaneFibre(cards[0], 0, cards[1], 0, gty.Config{Lanes: 4, MarkerWords: 32},
 		gty.FibreConfig{Lanes: 4, Skew: []int{2, 0, 4, 1}, BitErrorRate: 2e-5, Seed: 1},
 		gty.FibreConfig{Lanes: 4, Skew: []int{0, 3, 1, 2}, BitErrorRate: 2e-5, Seed: 2})
