@@ -16,17 +16,19 @@ import (
 // registers a kernel by reading its identity and enabling it, launches a
 // task with a doorbell write after setting the arguments, and learns that
 // it finished from a completion record written to its memory and an MSI-X
-// interrupt; the counters profile the task.
+// interrupt (the card raises its function's vector for the slot, from
+// the MSI-X table software set up: docs/kernels.md); the counters profile
+// the task.
 const (
-	TaskKernelID  = 0x00 // RO: CRC-32C of "name@version"
-	TaskInfo      = 0x04 // RO: inputs [3:0], input beat bytes [15:8], output beat bytes [23:16], latency in cycles [31:24]
-	TaskCtrl      = 0x08 // RW: bit 0 enable (the kernel is registered), bit 1 interrupt enable
-	TaskStatus    = 0x0C // RO: bit 0 busy, bit 1 done, bit 2 error (a doorbell refused); [31:16] the task's tag
-	TaskCplLo     = 0x10 // RW: completion record address, low word (32-byte aligned)
-	TaskCplHi     = 0x14 // RW: completion record address, high word
-	TaskMSILo     = 0x18 // RW: MSI-X message address, low word
-	TaskMSIHi     = 0x1C // RW: MSI-X message address, high word
-	TaskMSIData   = 0x20 // RW: MSI-X message data
+	TaskKernelID = 0x00 // RO: CRC-32C of "name@version"
+	TaskInfo     = 0x04 // RO: inputs [3:0], input beat bytes [15:8], output beat bytes [23:16], latency in cycles [31:24]
+	TaskCtrl     = 0x08 // RW: bit 0 enable (the kernel is registered), bit 1 interrupt enable
+	TaskStatus   = 0x0C // RO: bit 0 busy, bit 1 done, bit 2 error (a doorbell refused); [31:16] the task's tag
+	TaskCplLo    = 0x10 // RW: completion record address, low word (32-byte aligned)
+	TaskCplHi    = 0x14 // RW: completion record address, high word
+	// 0x18 to 0x20 are reserved (read 0): the shell's own MSI-X address
+	// and data until register map version 1.5; the interrupt's address and
+	// data are now the function's MSI-X table entry for the slot.
 	TaskArg0      = 0x24 // RW: the task's length in bytes on input 0
 	TaskArg1      = 0x28 // RW: argument for kernels that take run-time arguments
 	TaskArg2      = 0x2C // RW: argument
@@ -110,7 +112,7 @@ const (
 	taskIdle = iota // waiting for a doorbell
 	taskRun         // taking the task's input
 	taskCpl         // writing the completion record
-	taskIRQ         // sending the MSI-X message
+	taskIRQ         // raising the interrupt
 )
 
 // TaskModule wraps the kernel in the task shell, module
@@ -120,9 +122,10 @@ const (
 // packet); task_closed says the shell is enabled and takes no input (the
 // O-NIC's kernel slot drops what arrives then, as the emulator does); the shell counts and times them, and when every packet the
 // task took has left writes the completion record on m_cpl_* (address and
-// 32 bytes of data, valid/ready) and then, if enabled, the MSI-X message
-// on m_irq_* — for the O-NIC's DMA write path to turn into posted writes
-// to the host, in that order.
+// 32 bytes of data, valid/ready) and then, if enabled, raises its
+// interrupt on m_irq_valid/m_irq_ready — for the O-NIC to turn into a
+// posted write to the host and an MSI-X message through the PCIe block,
+// in that order.
 //
 // Long: one netlist, written in the order its signals flow (as the
 // Verilog prints it); its stages share most of their wires, and pieces
@@ -156,7 +159,6 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	ctrl := rw("task_ctrl", TaskCtrl, 2)
 	enable, irqEn := m.Slice(ctrl, 0, 1), m.Slice(ctrl, 1, 1)
 	cplLo, cplHi := rw("task_cpl_lo", TaskCplLo, 32), rw("task_cpl_hi", TaskCplHi, 32)
-	msiLo, msiHi, msiData := rw("task_msi_lo", TaskMSILo, 32), rw("task_msi_hi", TaskMSIHi, 32), rw("task_msi_data", TaskMSIData, 32)
 	var args []ir.Value
 	for i := range 4 {
 		args = append(args, rw(fmt.Sprintf("task_arg%d", i), uint32(TaskArg0+4*i), 32))
@@ -274,8 +276,6 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	m.Output("m_cpl_data", m.Concat(m.Add(tasks, c32(1)), cStallsOut, cStallsIn, cCycles, cPackets, cBytesOut, cBytesIn,
 		m.Concat(m.Const(1, 1), m.Const(15, 0), tag)))
 	m.Output("m_irq_valid", in(taskIRQ))
-	m.Output("m_irq_addr", m.Concat(msiHi, msiLo))
-	m.Output("m_irq_data", msiData)
 
 	// Reads.
 	busy := m.Not(in(taskIdle))
@@ -285,7 +285,7 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	}{
 		{TaskKernelID, c32(uint64(k.ID()))}, {TaskInfo, c32(uint64(k.info(prof)))}, {TaskCtrl, m.Zext(ctrl, 32)},
 		{TaskStatus, m.Concat(tag, m.Const(13, 0), errBit, done, busy)},
-		{TaskCplLo, cplLo}, {TaskCplHi, cplHi}, {TaskMSILo, msiLo}, {TaskMSIHi, msiHi}, {TaskMSIData, msiData},
+		{TaskCplLo, cplLo}, {TaskCplHi, cplHi},
 		{TaskArg0, args[0]}, {TaskArg1, args[1]}, {TaskArg2, args[2]}, {TaskArg3, args[3]},
 		{TaskCycles, cCycles}, {TaskBytesIn, cBytesIn}, {TaskBytesOut, cBytesOut}, {TaskPackets, cPackets},
 		{TaskStallsIn, cStallsIn}, {TaskStallsOut, cStallsOut}, {TaskCount, tasks},

@@ -17,13 +17,8 @@ type Task struct {
 	Packets [][][]byte // [packet][input]
 }
 
-// The addresses the task harness programs: where records and MSI-X
-// messages go.
-const (
-	taskCplAddr = 0x0000_0012_3456_7000
-	taskMSIAddr = 0x0000_0000_FEE0_1000
-	taskMSIData = 0x0000_0041
-)
+// taskCplAddr is where the task harness has records go.
+const taskCplAddr = 0x0000_0012_3456_7000
 
 // TaskRun is what running tasks through a kernel's task shell produced.
 type TaskRun struct {
@@ -32,8 +27,8 @@ type TaskRun struct {
 	// Regs are the shell's registers read back over AXI-Lite after each
 	// task, by offset.
 	Regs []map[uint32]uint32
-	// Late is, per task, whether the MSI-X message came strictly after
-	// the record (as it must).
+	// Late is, per task, whether the interrupt was raised strictly after
+	// the record (as it must be).
 	Late []bool
 	// Refused counts doorbells the harness rang while a task ran, which
 	// the shell must refuse (STATUS error bit) without disturbing it.
@@ -53,7 +48,7 @@ type liteOp struct {
 
 // RunTask runs tasks through the kernel's task shell (TaskModule) in the
 // cycle simulator under traffic t: it registers the kernel (enable and
-// interrupts on, record and MSI-X addresses), and for each task offers its
+// interrupts on, record address), and for each task offers its
 // packets before ringing the doorbell (the shell must not take them
 // early), sets ARG0 to the task's input-0 bytes, rings once more while
 // the task runs (refused), collects what leaves, the record and the
@@ -107,7 +102,7 @@ type taskXfer struct {
 
 // taskRegs are the shell's registers the harness reads back after each
 // task.
-var taskRegs = []uint32{TaskKernelID, TaskInfo, TaskCtrl, TaskStatus, TaskCplLo, TaskCplHi, TaskMSILo, TaskMSIHi, TaskMSIData,
+var taskRegs = []uint32{TaskKernelID, TaskInfo, TaskCtrl, TaskStatus, TaskCplLo, TaskCplHi, 0x18, 0x1C, 0x20,
 	TaskArg0, TaskArg1, TaskArg2, TaskArg3, TaskDoorbell, TaskCycles, TaskBytesIn, TaskBytesOut, TaskPackets,
 	TaskStallsIn, TaskStallsOut, TaskCount}
 
@@ -220,9 +215,7 @@ func (h *taskHarness) step(offer []bool, beat [][]uint64, keep [][]uint64, last 
 		}
 	}
 	if v, _ := s.Get("m_irq_valid"); v == 1 && h.values[portIndex(h.run.in, "m_irq_ready")][0] == 1 {
-		a, _ := s.Get("m_irq_addr")
-		d, _ := s.Get("m_irq_data")
-		x.irq = a == taskMSIAddr && d == taskMSIData
+		x.irq = true
 	}
 	if op != nil && !op.write && !liteStarted {
 		ar, _ := s.Get("s_axil_arready")
@@ -270,10 +263,9 @@ func (h *taskHarness) lite(ops []liteOp) ([]uint32, error) {
 }
 
 // register enables the shell and its interrupts and gives it the record
-// and MSI-X addresses.
+// address.
 func (h *taskHarness) register() error {
-	_, err := h.lite([]liteOp{{true, TaskCtrl, 3}, {true, TaskCplLo, taskCplAddr & 0xFFFFFFFF}, {true, TaskCplHi, taskCplAddr >> 32},
-		{true, TaskMSILo, taskMSIAddr & 0xFFFFFFFF}, {true, TaskMSIHi, taskMSIAddr >> 32}, {true, TaskMSIData, taskMSIData}})
+	_, err := h.lite([]liteOp{{true, TaskCtrl, 3}, {true, TaskCplLo, taskCplAddr & 0xFFFFFFFF}, {true, TaskCplHi, taskCplAddr >> 32}})
 	return err
 }
 

@@ -344,6 +344,25 @@ func (f *Function) MSIXTable() (bar int, off, end uint64) {
 	return int(tbl & 7), uint64(tbl &^ 7), uint64(tbl&^7) + 16*n
 }
 
+// MSIXControl returns the MSI-X Enable and Function Mask bits of f's MSI-X
+// Message Control register (PCIe Base §7.7.2.2): a function may send MSI-X
+// messages only while enabled, and none while the function is masked; a
+// vector that fires then is left pending (§6.1.4.5). Both are false for a
+// function without an MSI-X capability.
+func (f *Function) MSIXControl() (enable, mask bool) {
+	c := f.CapOffset(CapMSIX, false)
+	if c == 0 {
+		return false, false
+	}
+	mc := f.Space.Read16(c + 2)
+	return mc&0x8000 != 0, mc&0x4000 != 0
+}
+
+// BusMaster says whether f's Command register lets it issue memory
+// requests (Bus Master Enable, PCIe Base §7.5.1.1.3): an MSI-X message is
+// one.
+func (f *Function) BusMaster() bool { return f.Space.Read16(0x04)&0x4 != 0 }
+
 // DeviceSizes are the sizes a function's PCI Express capability says it
 // uses (PCIe Base §7.5.3.4 Device Control; §7.5.3.7 Link Control):
 // the Max_Payload_Size its TLPs and completions stay within, the

@@ -397,6 +397,7 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	}
 	o.pl.set(o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth)
 	o.resetRegs()
+	o.resetMSIX()
 	for _, k := range o.d.Kernels {
 		if err := o.loadKernel(k); err != nil {
 			return err

@@ -3,8 +3,10 @@ package cluster
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
+	"onic/emu/sim"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/tlp"
@@ -20,25 +22,87 @@ import (
 // gives the offsets; reads of anything else return 0 and writes to it are
 // ignored, as on the AXI-Lite bus.
 
-// msixTableOff is where pcie.NewONIC puts the MSI-X table in BAR0 and
-// msixVectors its size. (The PBA reads 0: nothing pending.)
+// msixTableOff is where pcie.NewONIC puts the MSI-X table in BAR0,
+// msixPBAOff its Pending Bit Array and msixVectors its size.
 const (
 	msixTableOff = pcie.ONICMSIXTableOffset
+	msixPBAOff   = pcie.ONICMSIXPBAOffset
 	msixVectors  = pcie.ONICMSIXVectors
 )
 
 // regFile is the register BAR's state: the AXI-Lite block (the
 // generated RTL's behaviour, hdlgen/manager.Regs, bound to the running
-// manager) and the MSI-X table.
+// manager), the MSI-X table and its Pending Bits.
 type regFile struct {
 	block *pmgr.Regs
 	msix  [msixVectors * 16]byte
+	pba   uint64
+	// msixSent counts the MSI-X messages sent (the card's msix_sent).
+	msixSent uint64
 }
 
 // resetRegs gives the register block of a freshly started (or reflashed)
 // manager; the MSI-X table, in the PCIe core's BAR logic, keeps what the
 // driver wrote.
 func (o *onicNode) resetRegs() { o.regs.block = pmgr.NewRegs(o.mgr, o.pl.width) }
+
+// resetMSIX gives the MSI-X table its state at power-on: every vector
+// masked (Vector Control's Mask Bit resets to 1, PCIe Base §7.7.2), none
+// pending.
+func (o *onicNode) resetMSIX() {
+	for v := range msixVectors {
+		binary.LittleEndian.PutUint32(o.regs.msix[16*v+12:], 1)
+	}
+	o.regs.pba = 0
+}
+
+// raiseMSIX fires MSI-X vector v (a task shell's: its slot's number): it
+// is pending until the function may send it (PCIe Base §6.1.4.5), sent at
+// once if it may. The card does the same through the PCIe block's MSI-X
+// interface (docs/hdl.md, "Interrupts").
+func (o *onicNode) raiseMSIX(v int, at sim.Time) {
+	o.regs.pba |= 1 << v
+	o.sendMSIX(at)
+}
+
+// configChanged follows a configuration write by the host's software:
+// the MSI-X Enable and Function Mask bits may have changed. A card is
+// told (its PCIe block shows them to the card on cfg_interrupt_msix_*);
+// the model sends what is pending and may now go.
+func (o *onicNode) configChanged() {
+	if o.hw >= 0 {
+		en, mask := o.fn.MSIXControl()
+		if err := o.c.hw.x.SetMSIX(o.hw, en, mask); err != nil && o.c.hw.err == nil {
+			o.c.hw.err = err
+		}
+		return
+	}
+	o.sendMSIX(o.c.s.Now())
+}
+
+// sendMSIX sends, lowest vector first, every pending vector the function
+// may send now: MSI-X enabled, the function not masked, bus mastering on
+// and the vector's own Mask Bit clear. Each message is its table entry's
+// data written to its address (the address's two low bits, reserved for
+// DW alignment, taken as zero) and clears its Pending Bit. With no
+// software attached nobody's memory is there to write: they stay pending.
+func (o *onicNode) sendMSIX(at sim.Time) {
+	en, fmask := o.fn.MSIXControl()
+	s := o.host.soft
+	if o.regs.pba == 0 || !en || fmask || !o.fn.BusMaster() || s == nil || s.gone {
+		return
+	}
+	for v := range msixVectors {
+		e := o.regs.msix[16*v:]
+		if o.regs.pba>>v&1 == 0 || binary.LittleEndian.Uint32(e[12:])&1 != 0 {
+			continue
+		}
+		o.regs.pba &^= 1 << v
+		o.regs.msixSent++
+		addr := binary.LittleEndian.Uint64(e) &^ 3
+		s.deviceWrite(o, addr, slices.Clone(e[8:12]), at)
+	}
+}
 
 // regRead answers a read t of the register BAR at offset off: CplDs
 // with the registers' bytes, none longer than MPS.
@@ -67,11 +131,13 @@ func (o *onicNode) barWord(off uint64) uint32 {
 		return binary.LittleEndian.Uint32(o.regs.msix[off-msixTableOff:])
 	case off >= pcie.ONICCountersOffset && off < pcie.ONICCountersEnd:
 		return o.cardCounter(int(off-pcie.ONICCountersOffset) / 4)
+	case off >= msixPBAOff && off < msixPBAOff+8:
+		return uint32(o.regs.pba >> (8 * (off - msixPBAOff)))
 	}
 	if k, reg := o.shellAt(off); k != nil {
 		return k.shellRead(reg)
 	}
-	return 0 // the PBA (nothing pending) and unmapped space
+	return 0 // unmapped space
 }
 
 // regWrite takes a write t to the register BAR at offset off.
@@ -85,6 +151,9 @@ func (o *onicNode) regWrite(off uint64, t *tlp.TLP) {
 			binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)&^mask|v&mask)
 		}
 	})
+	if off >= msixTableOff && off < msixTableOff+uint64(len(o.regs.msix)) {
+		o.sendMSIX(o.c.s.Now()) // an entry unmasked
+	}
 }
 
 // cardCounter is counter i of the card's counter region
@@ -134,6 +203,12 @@ func (o *onicNode) counter(name string) uint64 {
 			return e.Naks
 		}
 		return 0 // malformed
+	}
+	switch name {
+	case "msix_sent":
+		return o.regs.msixSent
+	case "msix_failed":
+		return 0 // the model sends only what the function may: the block fails nothing
 	}
 	var k int
 	var what string

@@ -52,6 +52,10 @@ type Hardware interface {
 	// (kinds stall and slow), or damaging the frames that reach it (kind
 	// errors).
 	Fault(card, port, i int, f scenario.FaultConfig) error
+	// SetMSIX gives a card its function's MSI-X Enable and Function Mask
+	// bits, as the PCIe block shows them (cfg_interrupt_msix_enable and
+	// _mask), after the host's software wrote its configuration space.
+	SetMSIX(card int, enable, mask bool) error
 	// Cycle runs every card one cycle, the one whose rising edge is at
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error

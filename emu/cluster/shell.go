@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"onic/emu/sim"
 	"onic/kernels"
@@ -11,12 +12,12 @@ import (
 
 // A kernel slot's task shell as host software drives it: the registers
 // of kernels.TaskPage (docs/kernels.md) read and written over MMIO. The
-// software enables the kernel, sets the completion record and MSI-X
-// message addresses and the task's length (ARG0), and rings the doorbell
-// with a tag; the shell then takes ARG0 bytes of writes into the kernel's
-// window as the task, and when the last output has left writes the
-// 32-byte completion record into the host's memory and, if interrupts are
-// enabled, the MSI-X message. The profiling registers describe the
+// software enables the kernel, sets the completion record's address and
+// the task's length (ARG0), and rings the doorbell with a tag; the shell
+// then takes ARG0 bytes of writes into the kernel's window as the task,
+// and when the last output has left writes the 32-byte completion record
+// into the host's memory and, if interrupts are enabled, raises the
+// slot's MSI-X vector (raiseMSIX). The profiling registers describe the
 // running or last task. (Task flows drive the same shell without
 // software: see TaskFlowConfig.)
 
@@ -35,8 +36,8 @@ type shell struct {
 // settings are the shell's read-write registers, which software sets
 // before a doorbell and which outlive the task.
 type settings struct {
-	ctrl, cplLo, cplHi, msiLo, msiHi, msiData uint32
-	args                                      [4]uint32
+	ctrl, cplLo, cplHi uint32
+	args               [4]uint32
 }
 
 // reg is the read-write register at offset reg, or nil.
@@ -48,12 +49,6 @@ func (s *settings) reg(reg uint64) *uint32 {
 		return &s.cplLo
 	case kernels.TaskCplHi:
 		return &s.cplHi
-	case kernels.TaskMSILo:
-		return &s.msiLo
-	case kernels.TaskMSIHi:
-		return &s.msiHi
-	case kernels.TaskMSIData:
-		return &s.msiData
 	case kernels.TaskArg0, kernels.TaskArg1, kernels.TaskArg2, kernels.TaskArg3:
 		return &s.args[(reg-kernels.TaskArg0)/4]
 	}
@@ -157,7 +152,7 @@ func (k *kernel) shellWrite(reg uint64, v, mask uint32, ready sim.Time) {
 }
 
 // softFinish ends a software task at t: the completion record, then the
-// MSI-X message if interrupts are on, written to the host's memory.
+// slot's MSI-X vector if interrupts are on.
 func (k *kernel) softFinish(t sim.Time) {
 	o, sh := k.o, &k.sh
 	k.tasks++
@@ -173,7 +168,7 @@ func (k *kernel) softFinish(t sim.Time) {
 		Cycles: k.cycles(t - sh.start), StallsIn: k.cycles(sh.stalled), Count: uint32(k.tasks)}.AppendBinary(nil)
 	s.deviceWrite(o, uint64(sh.cplHi)<<32|uint64(sh.cplLo), rec, t)
 	if sh.ctrl&2 != 0 {
-		s.deviceWrite(o, uint64(sh.msiHi)<<32|uint64(sh.msiLo), binary.LittleEndian.AppendUint32(nil, sh.msiData), t)
+		o.raiseMSIX(slices.Index(o.kernels[:], k), t)
 	}
 }
 

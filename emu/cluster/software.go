@@ -185,6 +185,7 @@ func (s *Software) ConfigWrite(seg int, id tlp.ID, reg, size int, v uint32) (tlp
 	}
 	for _, o := range s.h.onics {
 		o.mgr.SyncBARs()
+		o.configChanged()
 	}
 	return cpl.Status, nil
 }

@@ -91,7 +91,7 @@ func TestGoDriverDoc(t *testing.T) {
 			t.Errorf("the program printed no line starting %q (the doc's %q)", prefix, l)
 		}
 	}
-	for _, want := range []string{"O-NIC at 01:00.0", "register map 1.5", "read back through the window: UR"} {
+	for _, want := range []string{"O-NIC at 01:00.0", "register map 2.0", "read back through the window: UR"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the program printed no %q", want)
 		}

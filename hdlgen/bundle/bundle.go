@@ -934,13 +934,13 @@ func header(d *manager.Design, counters []string) []byte {
 		n   string
 		off uint32
 	}{{"KERNEL_ID", kernels.TaskKernelID}, {"INFO", kernels.TaskInfo}, {"CTRL", kernels.TaskCtrl}, {"STATUS", kernels.TaskStatus},
-		{"CPL_LO", kernels.TaskCplLo}, {"CPL_HI", kernels.TaskCplHi}, {"MSI_LO", kernels.TaskMSILo}, {"MSI_HI", kernels.TaskMSIHi},
-		{"MSI_DATA", kernels.TaskMSIData}, {"ARG0", kernels.TaskArg0}, {"ARG1", kernels.TaskArg1}, {"ARG2", kernels.TaskArg2},
+		{"CPL_LO", kernels.TaskCplLo}, {"CPL_HI", kernels.TaskCplHi}, {"ARG0", kernels.TaskArg0}, {"ARG1", kernels.TaskArg1}, {"ARG2", kernels.TaskArg2},
 		{"ARG3", kernels.TaskArg3}, {"DOORBELL", kernels.TaskDoorbell}, {"CYCLES", kernels.TaskCycles}, {"BYTES_IN", kernels.TaskBytesIn},
 		{"BYTES_OUT", kernels.TaskBytesOut}, {"PACKETS", kernels.TaskPackets}, {"STALLS_IN", kernels.TaskStallsIn},
 		{"STALLS_OUT", kernels.TaskStallsOut}, {"COUNT", kernels.TaskCount}} {
 		w("#define %s_TASK_%s 0x%02Xu", p, r.n, r.off)
 	}
+	w("#define %s_TASK_VECTOR(s) ((unsigned)(s)) /* slot s's MSI-X vector: its task-end interrupt */", p)
 	w("#define %s_TASK_RECORD_BYTES %du", p, kernels.TaskRecordBytes)
 	w("#define %s_TASK_DONE 0x%08Xu /* completion record word 0 */", p, uint32(kernels.TaskDone))
 	if len(counters) > 0 {
@@ -1354,9 +1354,9 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 	w("")
 	w("# AMD's PCIE4 block (pcie4_uscale_plus, PG213), configured as the O-NIC's")
 	w("# description gives it. onic_top connects to its CQ, CC, RQ, RC,")
-	w("# pcie_cq_np_req, pcie_tfc_nph_av, pcie_tfc_npd_av, cfg_bus_number,")
-	w("# cfg_function_status, cfg_max_payload and cfg_ext_* ports by name in the")
-	w("# board's top (not generated).")
+	w("# pcie_cq_np_req, pcie_tfc_nph_av, pcie_tfc_npd_av, pcie_rq_seq_num0,")
+	w("# cfg_bus_number, cfg_function_status, cfg_max_payload, cfg_interrupt_msix_*,")
+	w("# cfg_interrupt_msi_* and cfg_ext_* ports by name in the board's top.")
 	w("set ipdir [file join $dir ip]")
 	w("file mkdir $ipdir")
 	ipName := "pcie4_uscale_plus"
@@ -1387,7 +1387,8 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 		{"en_msi_per_vec_masking", "true"},
 		// MSI-X with the table and PBA in the application (PG213, "MSI-X
 		// External"): the card's register block keeps the table in the
-		// register BAR, and the PBA reads 0.
+		// register BAR and its MSI-X controller the PBA, and sends each
+		// message through cfg_interrupt_msix_* (docs/hdl.md, "Interrupts").
 		{"mode_selection", "Advanced"},
 		{"pf0_msix_enabled", "true"},
 		{"MSI_X_OPTIONS", "MSI-X_External"},

@@ -65,11 +65,22 @@ type Card struct {
 	id   tlp.ID
 	bars [6]int // each BAR's aperture (log2 of its size), 0 if absent
 
-	cq, rc []beat // beats waiting to go in
-	rqAt   []byte // the RQ packet in progress
-	rqUser uint64 // its first beat's tuser
+	cq, rc []beat    // beats waiting to go in
+	rqAt   []byte    // the RQ packet in progress
+	rqUser [2]uint64 // its first beat's tuser (the low 128 bits)
 	ccAt   []byte
 	out    []tlp.TLP // RQ and CC TLPs not yet taken
+	// rqPipe are the RQ requests in the block's transmit pipeline, which
+	// leave pg213.RQLatency cycles after their last beat, and seqBack the
+	// sequence numbers of those that left, to return on pcie_rq_seq_num0
+	// a cycle each.
+	rqPipe  []rqInFlight
+	seqBack []uint64
+	// msix is the block's MSI-X interface, fn what it knows of the
+	// function (SetMSIX), msixOut the sent or fail pulse it drives.
+	msix    pg213.MSIX
+	fn      pg213.FunctionState
+	msixOut pg213.MSIXResult
 
 	// reads are the card's read requests toward the host, by tag: the
 	// address the block gives each completion's RC descriptor.
@@ -100,6 +111,14 @@ type Card struct {
 	// while Capture is on (Received).
 	rxFrames [Ports]txFrames
 	capture  bool
+}
+
+// rqInFlight is a request in the block's transmit pipeline: it leaves at
+// cycle at, and its sequence number (seq_num0) comes back then.
+type rqInFlight struct {
+	t   tlp.TLP
+	at  uint64
+	seq uint64
 }
 
 // txFrames follows the frames one port sends: the words left of the
@@ -187,6 +206,8 @@ type ports struct {
 	rcValid, rcData, rcKeep, rcLast, rcUser, rcReady sim.Port
 	rqValid, rqData, rqKeep, rqLast, rqUser          sim.Port
 	ccValid, ccData, ccKeep, ccLast                  sim.Port
+	seqNum, seqValid, msixSent, msixFail             sim.Port
+	msixInt, msixAddr, msixData, msixFn              sim.Port
 	phyUp, rxData, rxCtl, rxValid                    [Ports]sim.Port
 	txData, txCtl, txValid, txReady, state           [Ports]sim.Port
 }
@@ -215,7 +236,7 @@ func New(c Config) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Card{s: s, top: top, id: c.ID, reads: map[uint16]uint64{}}
+	k := &Card{s: s, top: top, id: c.ID, reads: map[uint16]uint64{}, fn: pg213.FunctionState{BusMaster: true}}
 	for i, size := range o.BARs {
 		if i < len(k.bars) && size > 0 {
 			k.bars[i] = bits.Len64(size) - 1
@@ -267,6 +288,10 @@ func (k *Card) resolve() error {
 	p.rcValid, p.rcData, p.rcKeep, p.rcLast, p.rcUser, p.rcReady = port("m_axis_rc_tvalid"), port("m_axis_rc_tdata"), port("m_axis_rc_tkeep"), port("m_axis_rc_tlast"), port("m_axis_rc_tuser"), port("m_axis_rc_tready")
 	p.rqValid, p.rqData, p.rqKeep, p.rqLast, p.rqUser = port("s_axis_rq_tvalid"), port("s_axis_rq_tdata"), port("s_axis_rq_tkeep"), port("s_axis_rq_tlast"), port("s_axis_rq_tuser")
 	p.ccValid, p.ccData, p.ccKeep, p.ccLast = port("s_axis_cc_tvalid"), port("s_axis_cc_tdata"), port("s_axis_cc_tkeep"), port("s_axis_cc_tlast")
+	p.seqNum, p.seqValid = port("pcie_rq_seq_num0"), port("pcie_rq_seq_num_vld0")
+	p.msixSent, p.msixFail = port("cfg_interrupt_msi_sent"), port("cfg_interrupt_msi_fail")
+	p.msixInt, p.msixAddr = port("cfg_interrupt_msix_int"), port("cfg_interrupt_msix_address")
+	p.msixData, p.msixFn = port("cfg_interrupt_msix_data"), port("cfg_interrupt_msi_function_number")
 	for i, pre := range [Ports]string{"port_a_", "port_b_"} {
 		p.phyUp[i], p.rxData[i], p.rxCtl[i], p.rxValid[i] = port(pre+"phy_up"), port(pre+"rx_data"), port(pre+"rx_ctl"), port(pre+"rx_valid")
 		p.txData[i], p.txCtl[i], p.txValid[i], p.state[i] = port(pre+"tx_data"), port(pre+"tx_ctl"), port(pre+"tx_valid"), port(pre+"state")
@@ -337,6 +362,17 @@ func appendBeats(q []beat, pkt []byte, user uint64) []beat {
 // Queued is how many beats wait to go into the card's CQ and RC.
 func (k *Card) Queued() int { return len(k.cq) + len(k.rc) }
 
+// SetMSIX gives the card its function's MSI-X Enable and Function Mask
+// bits (the host's configuration writes set them; the block shows them
+// on cfg_interrupt_msix_enable and _mask, physical function 0's bit).
+func (k *Card) SetMSIX(enable, mask bool) error {
+	k.fn.Enable, k.fn.Mask = enable, mask
+	if err := k.s.Set("cfg_interrupt_msix_enable", b2u(enable)); err != nil {
+		return err
+	}
+	return k.s.Set("cfg_interrupt_msix_mask", b2u(mask))
+}
+
 // SetPHY says whether port i's transceivers are up (a circuit is lit).
 func (k *Card) SetPHY(i int, up bool) { k.phy[i] = up }
 
@@ -370,7 +406,6 @@ func (k *Card) Quiet() uint64 { return k.quiet }
 // Cycle runs the card one clock cycle.
 func (k *Card) Cycle() error {
 	s, p := k.s, &k.in
-	active := false
 	offer := func(q []beat, valid, data, keep, last, user sim.Port) bool {
 		if len(q) == 0 {
 			s.DrivePort(valid, []uint64{0})
@@ -384,6 +419,7 @@ func (k *Card) Cycle() error {
 		s.DrivePort(user, []uint64{b.user, 0, 0})
 		return true
 	}
+	active := k.blockCycle()
 	cq := offer(k.cq, p.cqValid, p.cqData, p.cqKeep, p.cqLast, p.cqUser)
 	rc := offer(k.rc, p.rcValid, p.rcData, p.rcKeep, p.rcLast, p.rcUser)
 	for i := range Ports {
@@ -414,7 +450,8 @@ func (k *Card) Cycle() error {
 	if s.Read(p.rqValid)[0]&1 == 1 {
 		active = true
 		if len(k.rqAt) == 0 {
-			k.rqUser = s.Read(p.rqUser)[0]
+			u := s.Read(p.rqUser)
+			k.rqUser = [2]uint64{u[0], u[1]}
 		}
 		k.rqAt = keptDWs(k.rqAt, s.Read(p.rqData), s.Read(p.rqKeep)[0])
 		if s.Read(p.rqLast)[0]&1 == 1 {
@@ -440,6 +477,13 @@ func (k *Card) Cycle() error {
 			k.out, k.ccAt = append(k.out, x), nil
 		}
 	}
+	if s.Read(p.msixInt)[0]&1 == 1 {
+		active = true
+		r := pg213.MSIXRequest{Address: s.Read(p.msixAddr)[0], Data: uint32(s.Read(p.msixData)[0]), Function: uint8(s.Read(p.msixFn)[0])}
+		if err := k.msix.Signal(r, k.fn); err != nil {
+			return fmt.Errorf("cardsim: %v", err)
+		}
+	}
 	for i := range Ports {
 		w := &k.tx[i]
 		copy(w.Data[:], s.Read(p.txData[i]))
@@ -460,12 +504,42 @@ func (k *Card) Cycle() error {
 	}
 	s.Step()
 	k.cycles++
-	if active || len(k.cq)+len(k.rc) > 0 {
+	if active || len(k.cq)+len(k.rc)+len(k.rqPipe)+len(k.seqBack) > 0 || k.msix.Busy() {
 		k.quiet = 0
 	} else {
 		k.quiet++
 	}
 	return nil
+}
+
+// blockCycle is the PCIe block's side of a cycle: the requests leaving
+// its transmit pipeline (their sequence numbers returned on
+// pcie_rq_seq_num0 a cycle each) and its MSI-X interface's answer. It
+// says whether anything left.
+func (k *Card) blockCycle() bool {
+	s, p := k.s, &k.in
+	active := false
+	for len(k.rqPipe) > 0 && k.rqPipe[0].at <= k.cycles {
+		k.out = append(k.out, k.rqPipe[0].t)
+		if k.rqPipe[0].t.Kind().Class() == tlp.ClassMemory && k.rqPipe[0].t.Kind().HasData() {
+			k.seqBack = append(k.seqBack, k.rqPipe[0].seq)
+		}
+		k.rqPipe, active = k.rqPipe[1:], true
+	}
+	if len(k.seqBack) > 0 {
+		s.DrivePort(p.seqNum, []uint64{k.seqBack[0]})
+		s.DrivePort(p.seqValid, []uint64{1})
+		k.seqBack = k.seqBack[1:]
+	} else {
+		s.DrivePort(p.seqValid, []uint64{0})
+	}
+	k.msixOut = k.msix.Cycle(k.id)
+	s.DrivePort(p.msixSent, []uint64{b2u(k.msixOut.Sent)})
+	s.DrivePort(p.msixFail, []uint64{b2u(k.msixOut.Fail)})
+	if k.msixOut.Message != nil {
+		k.out, active = append(k.out, *k.msixOut.Message), true
+	}
+	return active
 }
 
 // finishRQ turns the RQ packet collected into a TLP, remembering a read's
@@ -476,7 +550,7 @@ func (k *Card) finishRQ() error {
 		return fmt.Errorf("cardsim: an RQ packet of %d bytes is shorter than its descriptor", len(k.rqAt))
 	}
 	copy(q.Descriptor[:], k.rqAt)
-	q.FirstBE, q.LastBE, q.Payload = uint8(k.rqUser&15), uint8(k.rqUser>>8&15), k.rqAt[len(q.Descriptor):]
+	q.FirstBE, q.LastBE, q.Payload = uint8(k.rqUser[0]&15), uint8(k.rqUser[0]>>8&15), k.rqAt[len(q.Descriptor):]
 	x, err := q.TLP(k.id)
 	if err != nil {
 		return fmt.Errorf("cardsim: RQ: %v", err)
@@ -488,7 +562,10 @@ func (k *Card) finishRQ() error {
 		}
 		k.reads[x.Tag] = x.Address
 	}
-	k.out = append(k.out, x)
+	// (seq_num0 straddles tuser's first two words.)
+	sq := pg213.SeqNum0
+	seq := (k.rqUser[0]>>sq.Lo | k.rqUser[1]<<(64-sq.Lo)) & (1<<sq.W - 1)
+	k.rqPipe = append(k.rqPipe, rqInFlight{t: x, at: k.cycles + pg213.RQLatency, seq: seq})
 	return nil
 }
 

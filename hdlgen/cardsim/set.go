@@ -124,6 +124,9 @@ func (s *Set) Queued(i int) int { return s.cards[i].Queued() }
 // Out is what card i has sent its host since the last call.
 func (s *Set) Out(i int) []tlp.TLP { return s.cards[i].Out() }
 
+// SetMSIX gives card i its function's MSI-X Enable and Function Mask.
+func (s *Set) SetMSIX(i int, enable, mask bool) error { return s.cards[i].SetMSIX(enable, mask) }
+
 // Light joins port pa of card a and port pb of card b with a fibre of
 // delay cycles each way.
 func (s *Set) Light(a, pa, b, pb, delay int) error {

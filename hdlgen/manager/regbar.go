@@ -11,14 +11,15 @@ import (
 
 // The register BAR's map as the register block decodes it, by byte
 // offset: the manager's AXI-Lite registers, the kernel slots' pages (their
-// task shells and kernels, docs/kernels.md), the MSI-X table, the card's
-// counters, and nothing else (the PBA reads 0: no vector is ever pending,
-// as the emulator says).
+// task shells and kernels, docs/kernels.md), the MSI-X table and its
+// Pending Bit Array, the card's counters, and nothing else.
 const (
 	RegBARManagerEnd  = 0x1000                                             // [0, 0x1000): the manager's registers (m_axil_*)
 	RegBARSlotsEnd    = pcie.ONICMSIXTableOffset                           // [0x1000, 0x8000): the slots' pages (m_slot_axil_*)
 	RegBARMSIXEnd     = pcie.ONICMSIXTableOffset + 16*pcie.ONICMSIXVectors // the MSI-X table, 16 bytes a vector
-	RegBARCounters    = pcie.ONICCountersOffset                            // the card's counters, 4 bytes each (ctr_*)
+	RegBARPBA         = pcie.ONICMSIXPBAOffset                             // the PBA: a bit a vector (msix_pending), read only
+	RegBARPBAEnd      = pcie.ONICMSIXPBAOffset + 8*((pcie.ONICMSIXVectors+63)/64)
+	RegBARCounters    = pcie.ONICCountersOffset // the card's counters, 4 bytes each (ctr_*)
 	RegBARCountersEnd = pcie.ONICCountersEnd
 	// CounterSlots is how many counters the counter region has room for.
 	CounterSlots = (RegBARCountersEnd - RegBARCounters) / 4
@@ -59,7 +60,10 @@ const (
 // (m_axil_*, 12-bit addresses); up to RegBARSlotsEnd the kernel slots'
 // pages (m_slot_axil_*, the BAR offset as a 16-bit address); then the
 // MSI-X table, kept here (the PCIE4 block's "MSI-X External" mode, PG213:
-// the table and PBA are the application's); from RegBARCounters the card's
+// the table and PBA are the application's), which the card's interrupt
+// controller reads through msix_rd_* and whose Vector Control Mask Bits
+// (reset to 1, PCIe Base §7.7.2) it sees on msix_masked; at RegBARPBA the
+// Pending Bits the controller keeps (msix_pending); from RegBARCounters the card's
 // counters, read only: the block puts the counter's index on ctr_index
 // and takes its value from ctr_rdata a cycle later (writes there are
 // ignored); every other offset reads 0 and ignores writes. Both AXI-Lite masters keep AWVALID and WVALID up
@@ -87,6 +91,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.Describe("m_axil_", "The manager's registers, as an AXI-Lite master.")
 	m.Describe("m_slot_axil_", "The kernel slots' register pages, as an AXI-Lite master.")
 	m.Describe("ctr_", "The card's counter region: the index of the counter read and its value.")
+	m.Describe("msix_", "The MSI-X table for the interrupt controller: a DW read a cycle after its address, each vector's Mask Bit; the Pending Bits it keeps.")
 	self := m.Input("self_id", 16)
 	hdrIn := m.Input("s_tlp_hdr", 128)
 	dataIn := m.Input("s_tlp_data", W)
@@ -135,20 +140,22 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// Which part of the BAR the DW is in is registered with the address
 	// (worked out for both its next values, the header's and one on), so
 	// no comparison is on the path to the block's decisions.
-	regions := func(a ir.Value, name string) [4]ir.Value {
+	regionNames := []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters", "rb_to_pba"}
+	regions := func(a ir.Value, name string) []ir.Value {
 		below := func(off uint64, what string) ir.Value {
 			return m.Named(name+"_below_"+what, m.LtU(a, m.Const(31, off/4)))
 		}
 		mgr, slots := below(RegBARManagerEnd, "manager_end"), below(RegBARSlotsEnd, "slots_end")
-		return [4]ir.Value{mgr, m.And(m.Not(mgr), slots), m.And(m.Not(slots), below(RegBARMSIXEnd, "msix_end")),
-			m.And(m.Not(below(RegBARCounters, "counters")), below(RegBARCountersEnd, "counters_end"))}
+		return []ir.Value{mgr, m.And(m.Not(mgr), slots), m.And(m.Not(slots), below(RegBARMSIXEnd, "msix_end")),
+			m.And(m.Not(below(RegBARCounters, "counters")), below(RegBARCountersEnd, "counters_end")),
+			m.And(m.Not(below(RegBARPBA, "pba")), below(RegBARPBAEnd, "pba_end"))}
 	}
-	var region [4]ir.Value
-	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters"} {
+	region := make([]ir.Value, len(regionNames))
+	for k, name := range regionNames {
 		region[k] = m.Reg(name, 1, 0)
 	}
-	toMgr, toSlot, toMSIX, toCtr := region[0], region[1], region[2], region[3]
-	toNone := m.Named("rb_to_none", m.Not(m.Any(toMgr, toSlot, toMSIX, toCtr)))
+	toMgr, toSlot, toMSIX, toCtr, toPBA := region[0], region[1], region[2], region[3], region[4]
+	toNone := m.Named("rb_to_none", m.Not(m.Any(toMgr, toSlot, toMSIX, toCtr, toPBA)))
 
 	// A write's DW: the held beat's DW j, present if kept, with its byte
 	// enables as strobes.
@@ -202,7 +209,30 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.WritePort(msix, msixAddr, dw, m.Named("rb_msix_write", m.And(wrDW, toMSIX)), strb)
 	msixPend := m.Reg("rb_msix_pending", 1, 0)
 	msixRead := m.Named("rb_msix_read", m.And(reading, m.And(toMSIX, m.Not(msixPend))))
-	msixData := m.ReadPort(msix, msixAddr, msixRead)
+	msixWord := m.ReadPort(msix, msixAddr, msixRead)
+	m.Output("msix_rd_data", m.ReadPort(msix, m.Input("msix_rd_addr", msixAddr.Width()), m.Input("msix_rd_en", 1)))
+	// Each vector's Mask Bit (Vector Control bit 0, the entry's fourth
+	// DW) is kept in a register of its own as well, set at reset, so the
+	// controller sees every vector's at once and a read finds it set
+	// before software has written the entry.
+	vecBits := ir.AddrBits(pcie.ONICMSIXVectors)
+	vec, isCtl := m.Slice(msixAddr, 2, vecBits), m.Named("rb_msix_at_control", m.Eq(m.Slice(msixAddr, 0, 2), m.Const(2, 3)))
+	masked := m.Reg("msix_vector_masked", pcie.ONICMSIXVectors, 1<<pcie.ONICMSIXVectors-1)
+	maskWrite := m.Named("rb_msix_mask_write", m.And(m.And(wrDW, toMSIX), m.And(isCtl, m.Slice(strb, 0, 1))))
+	vecBit := m.Named("rb_msix_vector_bit", m.Shl(m.ConstWords(pcie.ONICMSIXVectors, []uint64{1}), vec))
+	m.SetNext(masked, m.Named("msix_vector_masked_next", m.Mux(m.Slice(dw, 0, 1), m.Or(masked, vecBit), m.And(masked, m.Not(vecBit)))))
+	m.SetEnable(masked, maskWrite)
+	m.Output("msix_masked", masked)
+	ctlRead := m.RegNoReset("rb_msix_read_control", 1)
+	ctlBit := m.RegNoReset("rb_msix_read_mask_bit", 1)
+	m.SetNext(ctlRead, isCtl)
+	m.SetNext(ctlBit, m.Slice(m.Named("rb_msix_masked_from_vector", m.Shr(masked, vec)), 0, 1))
+	m.SetEnable(ctlRead, msixRead)
+	m.SetEnable(ctlBit, msixRead)
+	msixData := m.Named("rb_msix_rdata", m.Mux(ctlRead, m.Concat(m.Slice(msixWord, 1, 31), ctlBit), msixWord))
+	// The Pending Bits, a QW (two DWs) for every 64 vectors.
+	pending := m.Input("msix_pending", pcie.ONICMSIXVectors)
+	pbaData := m.Named("rb_pba_rdata", m.Slice(m.Named("rb_pba_from_dw", m.Shr(pending, m.Concat(m.Slice(dwAddr, 0, 1), m.Const(5, 0)))), 0, 32))
 
 	// The card's counters: the index out, the value back two cycles
 	// later (the card chooses among its counters in two registered
@@ -217,11 +247,11 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.SetEnable(ctrData, ctrTake)
 
 	// A DW is done when its access has been answered.
-	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Named("rb_write_answered", m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toNone))))
+	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Named("rb_write_answered", m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toPBA, toNone))))
 	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Named("rb_read_answered", m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend),
-		m.And(toCtr, ctrPend), toNone))))
+		m.And(toCtr, ctrPend), toPBA, toNone))))
 	readOpen := m.Named("rb_read_open", m.Not(rDoneNow))
-	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX, toCtr}, []ir.Value{mgr.rdata, slot.rdata, msixData, ctrData}))
+	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX, toCtr, toPBA}, []ir.Value{mgr.rdata, slot.rdata, msixData, ctrData, pbaData}))
 	m.SetNext(msixPend, m.And(msixRead, readOpen))
 	m.SetNext(ctrWait, m.And(ctrRead, readOpen))
 	m.SetNext(ctrPend, m.And(ctrTake, readOpen))
@@ -316,7 +346,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 		m.Mux(m.And(advance, sending), m.Mux(cplEnd, m.Const(11, 0), cposNext), cpos))))
 	m.SetNext(dwAddr, m.Mux(decide, fromHdr, m.Mux(advance, onward, dwAddr)))
 	hdrRegion, onRegion := regions(fromHdr, "rb_hdr"), regions(onward, "rb_next")
-	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters"} {
+	for k, name := range regionNames {
 		m.SetNext(region[k], m.Named(name+"_next", m.Mux(decide, hdrRegion[k], m.Mux(advance, onRegion[k], region[k]))))
 	}
 

@@ -50,7 +50,7 @@ const (
 	// IDValue is "ONIC" in ASCII.
 	IDValue = 0x4F4E4943
 	// VersionValue is the register map's version, major.minor in 16 bits each.
-	VersionValue = 0x0001_0005
+	VersionValue = 0x0002_0000
 )
 
 // Register is one 32-bit register of the AXI-Lite interface.
@@ -282,7 +282,8 @@ func SlowTLPs(cycles int) int { return max(1, cycles/64) }
 // O-NIC whose kernel slots hold two-input kernels where pair says (one
 // entry per slot of its translation tables) and whose ports hold (true)
 // or fail (false) what comes for them while down: PortInCounters, the
-// host tag table's overflows, each slot's drops, then each port's
+// host tag table's overflows, each slot's drops, the MSI-X messages sent
+// and those the PCIe block failed, then each port's
 // (hold_drops under hold, down_drops under fail; egress_stalls; its
 // optical link's replays, lost, stalls, crc_errors, naks, malformed).
 // The generated card's list (hdlgen/internal/card.Counters) is this one;
@@ -298,6 +299,7 @@ func CardCounters(pair []bool, hold bool) []string {
 			names = append(names, fmt.Sprintf("slot%d_%s", k, n))
 		}
 	}
+	names = append(names, "msix_sent", "msix_failed")
 	drops := "down_drops"
 	if hold {
 		drops = "hold_drops"

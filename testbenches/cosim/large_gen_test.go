@@ -2308,7 +2308,7 @@ func NewlargeSim() *largeSim {
 	x.S[7392] = 0xc
 	x.S[7395] = 0x1
 	x.S[7398] = 0x4f4e4943
-	x.S[7399] = 0x10005
+	x.S[7399] = 0x20000
 	x.S[7400] = 0x10020040
 	x.S[7403] = 0x1
 	x.S[7404] = 0x1
@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "afe60c0e7598e112c770396e8ff4492f" }
+func (x *largeSim) Fingerprint() string { return "6f3b2644b57c21f290d41d982e7b2ac5" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -3353,7 +3353,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t7449 = t7449_0
 		}
-		var t7451, t7451_1, t7451_0 uint64 = 0, 0x10005, 0x0
+		var t7451, t7451_1, t7451_0 uint64 = 0, 0x20000, 0x0
 		if t7397 == 0x1 {
 			t7451 = t7451_1
 		} else {

@@ -315,7 +315,7 @@ func NewmanagerSim() *managerSim {
 	x.S[1404] = 0xc
 	x.S[1407] = 0x1
 	x.S[1410] = 0x4f4e4943
-	x.S[1411] = 0x10005
+	x.S[1411] = 0x20000
 	x.S[1412] = 0x10000001
 	x.S[1413] = 0x1
 	x.S[1415] = 0x1
@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "2c9625b17ddfc61961c256b00e21e6de" }
+func (x *managerSim) Fingerprint() string { return "150ae12d7552c24540f38f95f5f66d40" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1012,7 +1012,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t1461 = t1461_0
 		}
-		var t1463, t1463_1, t1463_0 uint64 = 0, 0x10005, 0x0
+		var t1463, t1463_1, t1463_0 uint64 = 0, 0x20000, 0x0
 		if t1409 == 0x1 {
 			t1463 = t1463_1
 		} else {

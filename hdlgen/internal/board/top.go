@@ -265,7 +265,7 @@ func topVerilog(b Board, o Options) []byte {
 		".cfg_dsn(64'h0)", ".cfg_ds_port_number(8'h0)", ".cfg_ds_bus_number(8'h0)", ".cfg_ds_device_number(5'h0)",
 		".cfg_power_state_change_ack(1'b1)", ".cfg_err_cor_in(1'b0)", ".cfg_err_uncor_in(1'b0)",
 		".cfg_req_pm_transition_l23_ready(1'b0)", ".cfg_interrupt_int(4'h0)", ".cfg_interrupt_pending(4'h0)",
-		".cfg_interrupt_msix_int(1'b0)", ".cfg_mgmt_read(1'b0)", ".cfg_mgmt_write(1'b0)", ".cfg_msg_transmit(1'b0)")
+		".cfg_mgmt_read(1'b0)", ".cfg_mgmt_write(1'b0)", ".cfg_msg_transmit(1'b0)")
 	w.conns(ties)
 	w.l("    );")
 

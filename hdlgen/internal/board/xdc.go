@@ -118,7 +118,7 @@ func pcieStandIn(b Board, o Options, head func(*writer, string)) File {
 		"    input  wire [4:0] cfg_ds_device_number", "    input  wire cfg_power_state_change_ack",
 		"    input  wire cfg_err_cor_in", "    input  wire cfg_err_uncor_in", "    input  wire cfg_req_pm_transition_l23_ready",
 		"    input  wire [3:0] cfg_interrupt_int", "    input  wire [3:0] cfg_interrupt_pending",
-		"    input  wire cfg_interrupt_msix_int", "    input  wire cfg_mgmt_read", "    input  wire cfg_mgmt_write",
+		"    input  wire cfg_mgmt_read", "    input  wire cfg_mgmt_write",
 		"    input  wire cfg_msg_transmit")
 	for i, p := range ps {
 		if i < len(ps)-1 {
@@ -148,7 +148,7 @@ func pcieStandIn(b Board, o Options, head func(*writer, string)) File {
 	w.l("    wire unused = &{1'b0, sys_clk_gt, pci_exp_rxp, pci_exp_rxn, cfg_flr_done, cfg_config_space_enable,")
 	w.l("        cfg_link_training_enable, cfg_hot_reset_in, cfg_dsn, cfg_ds_port_number, cfg_ds_bus_number,")
 	w.l("        cfg_ds_device_number, cfg_power_state_change_ack, cfg_err_cor_in, cfg_err_uncor_in,")
-	w.l("        cfg_req_pm_transition_l23_ready, cfg_interrupt_int, cfg_interrupt_pending, cfg_interrupt_msix_int,")
+	w.l("        cfg_req_pm_transition_l23_ready, cfg_interrupt_int, cfg_interrupt_pending,")
 	w.l("        cfg_mgmt_read, cfg_mgmt_write, cfg_msg_transmit")
 	for _, p := range o.Card {
 		if pcieSide(p.Name) && p.Output {

@@ -8,6 +8,7 @@ import (
 
 	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/msix"
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/internal/tlphdr"
@@ -476,7 +477,8 @@ func Build(name string, p Parts) *ir.Module {
 	piOut := map[string]map[string]ir.Value{}
 	// The host's Bus Master Enable for the O-NIC: PG213's
 	// cfg_function_status has 4 bits a physical function, PF0's bit 2.
-	busMaster := m.Named("bus_master", m.Slice(m.Input("cfg_function_status", 16), 2, 1))
+	fnStatus := m.Input("cfg_function_status", 16)
+	busMaster := m.Named("bus_master", m.Slice(fnStatus, 2, 1))
 	for _, pt := range Ports {
 		in := map[string]ir.Value{"self_id": self, "bus_master": busMaster}
 		for _, other := range Ports {
@@ -617,6 +619,15 @@ func Build(name string, p Parts) *ir.Module {
 	// placed: below).
 	ctrData := m.Wire("ctr_rdata", 32)
 	regsIn["ctr_rdata"] = ctrData
+	// The MSI-X controller (below) reads the table the block keeps and
+	// gives it the Pending Bits.
+	msixRd := map[string]ir.Value{}
+	for _, pt := range p.Regs.Ports() {
+		if !pt.Output && strings.HasPrefix(pt.Name, "msix_") {
+			msixRd[pt.Name] = m.Wire(pt.Name, p.Regs.Node(pt.Node).W)
+			regsIn[pt.Name] = msixRd[pt.Name]
+		}
+	}
 	slotAns := map[string]ir.Value{}
 	for _, pt := range p.Regs.Ports() {
 		switch {
@@ -647,12 +658,13 @@ func Build(name string, p Parts) *ir.Module {
 	// Kernel slots: both pipelines' streams, into the slots, or out of
 	// the top.
 	var slotOut [3][]tlps
+	var irqs []axis.Stream
 	if p.Slots != nil {
 		// Each ingress's TLPs for the slots: the manager's (the host's)
 		// and each port pipeline's.
 		ins := []tlps{mgrStream("m_kernel", "m_kernel_slot"), piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")}
 		var ans axil.Answer
-		slotOut, ans = buildSlots(m, p.Slots, self, ins, axil.BusOf(regsOut, "m_slot_axil_"), busy)
+		slotOut, ans, irqs = buildSlots(m, p.Slots, self, ins, axil.BusOf(regsOut, "m_slot_axil_"), busy)
 		got := map[string]ir.Value{}
 		ans.Into(got, "m_slot_axil_")
 		for name, w := range slotAns {
@@ -692,6 +704,7 @@ func Build(name string, p Parts) *ir.Module {
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
 	reqs := toHost
 	reqs.valid, reqs.ready = split[0].Valid, split[0].Ready
+	hostPosted := m.Const(1, 0)
 	if len(slotOut[0]) > 0 {
 		// The kernels' writes to the host join the port pipeline's
 		// requests (they need no tag: posted), through a register slice
@@ -699,15 +712,24 @@ func Build(name string, p Parts) *ir.Module {
 		// slot's valid through the merge's arbitration into it was the
 		// card's longest path.
 		fromSlots := slices.Clone(slotOut[0])
+		var entered []ir.Value
 		for i := range fromSlots {
 			fromSlots[i].side = m.Const(2, 0)
+			entered = append(entered, m.And(m.And(fromSlots[i].valid, fromSlots[i].ready), fromSlots[i].sop))
 		}
+		// (The merge takes one input's beat a cycle.)
+		hostPosted = m.Named("slot_write_to_host", m.Any(entered...))
 		reqs = slice(m, "rq_slice", merge(m, "rq_merge", reqs, fromSlots...))
 	}
 	reqToTags.drive(m, reqs)
 	m.Assign(reqPortToTags, reqs.side)
 	m.Assign(reqs.ready, tagsOut["req_ready"])
-	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
+	// The kernel slots' writes (tag table port 0) carry msix.SlotSeq for
+	// the block to return on pcie_rq_seq_num0: the MSI-X controller's
+	// fence.
+	fromSlot := m.Named("rq_from_slot", m.Eq(tagsOut["rq_port"], m.Const(2, 0)))
+	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1),
+		"tlp_seq": m.Mux(fromSlot, m.Const(6, msix.SlotSeq), m.Const(6, 0))}
 	into(rqIn, "tlp_", tlps{hdr: tagsOut["rq_hdr"], data: tagsOut["rq_data"], keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"],
 		eop: tagsOut["rq_eop"], valid: tagsOut["rq_valid"]})
 	rqOut := m.Instance("rq", rq, rqIn)
@@ -731,6 +753,8 @@ func Build(name string, p Parts) *ir.Module {
 	// host's writes, or the completions behind it, in the manager.
 	npRoom := m.Named("np_room", m.And(ptOut["port_a"]["np_room"], ptOut["port_b"]["np_room"]))
 	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Mux(npRoom, m.Const(2, 0b01), m.Const(2, 0))))
+
+	buildMSIX(m, irqs, hostPosted, fnStatus, regsOut, msixRd)
 
 	// The user extended configuration space: the O-NIC's description.
 	ext := pcie4.CfgExtModule(p.ExtConfig)
@@ -815,4 +839,62 @@ func Build(name string, p Parts) *ir.Module {
 	}
 	m.Assign(ctrData, m.Named("ctr_value", m.Pick(groupSels, groups)))
 	return m
+}
+
+// buildMSIX places the card's MSI-X controller (hdlgen/internal/msix)
+// between the kernel slots' interrupts, the register block's table
+// (regsOut's msix_*, read through the wires in rd, named as its inputs)
+// and the PCIe block's MSI-X interface (cfg_interrupt_msix_*,
+// cfg_interrupt_msi_*) and RQ sequence numbers (pcie_rq_seq_num0, _vld0):
+// hostPosted says a slot's write entered the path to RQ. A card without
+// slots raises no interrupt: the outputs are tied off and its inputs
+// taken for the connection.
+func buildMSIX(m *ir.Module, irqs []axis.Stream, hostPosted, fnStatus ir.Value, regsOut, rd map[string]ir.Value) {
+	m.Describe("cfg_interrupt_msix_", "PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the kernel slots' interrupts out (address, data, int).")
+	m.Describe("cfg_interrupt_msi_", "PG213: the block's sent or fail for an MSI-X signal, and the function it is for.")
+	m.Describe("pcie_rq_seq_num", "PG213: RQ sequence numbers the block returns once the request cannot be overtaken (the interrupts wait for the slots' writes).")
+	m.Describe("msix_", "Saturating counts of MSI-X messages sent and failed.")
+	ins := map[string]ir.Value{}
+	for _, in := range []struct {
+		name string
+		w    int
+	}{{"cfg_interrupt_msix_enable", 4}, {"cfg_interrupt_msix_mask", 4}, {"cfg_interrupt_msi_sent", 1},
+		{"cfg_interrupt_msi_fail", 1}, {"pcie_rq_seq_num0", 6}, {"pcie_rq_seq_num_vld0", 1}} {
+		ins[in.name] = m.Input(in.name, in.w) // (in this order: the top's ports are in the order made)
+	}
+	if len(irqs) == 0 {
+		m.Assign(rd["msix_rd_addr"], m.Const(rd["msix_rd_addr"].Width(), 0))
+		m.Assign(rd["msix_rd_en"], m.Const(1, 0))
+		m.Assign(rd["msix_pending"], m.Const(msix.Vectors, 0))
+		m.Output("cfg_interrupt_msix_int", m.Const(1, 0))
+		m.Output("cfg_interrupt_msix_address", m.Const(64, 0))
+		m.Output("cfg_interrupt_msix_data", m.Const(32, 0))
+		m.Output("cfg_interrupt_msi_function_number", m.Const(8, 0))
+		m.Output("msix_sent", m.Const(32, 0))
+		m.Output("msix_failed", m.Const(32, 0))
+		return
+	}
+	mod, err := msix.Module(len(irqs))
+	if err != nil {
+		m.Errorf(hostPosted, "%v", err)
+		return
+	}
+	var valids []ir.Value
+	for i := len(irqs) - 1; i >= 0; i-- {
+		valids = append(valids, irqs[i].Valid)
+	}
+	ins["irq_valid"], ins["host_posted"], ins["cfg_function_status"] = m.Concat(valids...), hostPosted, fnStatus
+	ins["table_masked"], ins["table_rd_data"] = regsOut["msix_masked"], regsOut["msix_rd_data"]
+	out := m.Instance("msix", mod, ins)
+	for i, q := range irqs {
+		m.Assign(q.Ready, m.Slice(out["irq_ready"], i, 1))
+	}
+	m.Assign(rd["msix_rd_addr"], out["table_rd_addr"])
+	m.Assign(rd["msix_rd_en"], out["table_rd_en"])
+	m.Assign(rd["msix_pending"], out["pending"])
+	for _, name := range []string{"cfg_interrupt_msix_int", "cfg_interrupt_msix_address", "cfg_interrupt_msix_data", "cfg_interrupt_msi_function_number"} {
+		m.Output(name, out[name])
+	}
+	m.Output("msix_sent", out["sent"])
+	m.Output("msix_failed", out["failed"])
 }

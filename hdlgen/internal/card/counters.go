@@ -15,9 +15,10 @@ import (
 // (<port>_down_drops, <port>_hold_drops), the times a port's egress
 // stalled (<port>_egress_stalls), the ports' non-posted requests toward
 // the host dropped with the host tag table's park full
-// (host_np_overflows) and each kernel slot's drops
-// (slot<k>_drop_*, slot<k>_out_malformed).
-var counterName = regexp.MustCompile(`^(port_in_(count|deny)_[a-z0-9_]+|port_[ab]_((down|hold)_drops|egress_stalls)|host_np_overflows|slot[0-9]+_(drop_[a-z0-9_]+|out_malformed))$`)
+// (host_np_overflows), each kernel slot's drops (slot<k>_drop_*,
+// slot<k>_out_malformed) and the MSI-X messages sent and failed
+// (msix_sent, msix_failed).
+var counterName = regexp.MustCompile(`^(port_in_(count|deny)_[a-z0-9_]+|port_[ab]_((down|hold)_drops|egress_stalls)|host_np_overflows|slot[0-9]+_(drop_[a-z0-9_]+|out_malformed)|msix_(sent|failed))$`)
 
 // IsCounter says whether an output of the card (Build's module) is one of
 // its counters: the ones above and each port's link counters

@@ -30,7 +30,15 @@ type pair struct {
 	rqAt, ccAt [][]byte // the packet in progress
 	rqUser     []uint64 // tuser of the RQ packet's first beat (its byte enables)
 	rqCycle    [][]int  // the cycle each RQ packet's last beat left
-	cycles     int      // cycles run
+	// The block's MSI-X interface of each card (pg213.MSIX), what it
+	// knows of the function (setMSIX), and the RQ sequence numbers it
+	// returns, the cycle after the packet's last beat: MSI-X messages go
+	// to rq with the requests (the host's view), as they leave.
+	msix    []pg213.MSIX
+	fn      []pg213.FunctionState
+	seqBack [][]uint64
+	rqSeq   []uint64 // seq_num0 of the RQ packet in progress
+	cycles  int      // cycles run
 	// ber is the chance a word on a fibre gets one bit flipped (the link
 	// layers then replay it); flips counts the flipped words.
 	ber   float64
@@ -109,7 +117,8 @@ func newNetRecorded(t testing.TB, top []*ir.Module, links []fibre, record int) *
 	n := len(top)
 	p := &pair{t: t, top: top, phy: true, links: links, r: rand.New(rand.NewPCG(17, 18)), cards: make([]*dut, n), ids: make([]tlp.ID, n),
 		cq: make([][]axisBeat, n), rc: make([][]axisBeat, n), rq: make([][]tlp.TLP, n), cc: make([][]tlp.TLP, n),
-		rqAt: make([][]byte, n), ccAt: make([][]byte, n), rqUser: make([]uint64, n), rqCycle: make([][]int, n)}
+		rqAt: make([][]byte, n), ccAt: make([][]byte, n), rqUser: make([]uint64, n), rqCycle: make([][]int, n),
+		msix: make([]pg213.MSIX, n), fn: make([]pg213.FunctionState, n), seqBack: make([][]uint64, n), rqSeq: make([]uint64, n)}
 	for k := range p.cards {
 		p.ids[k] = tlp.NewID(1, 0, 0) // each host's O-NIC is bus 1 of its own hierarchy, as in the emulator
 		s := newDUT(t, top[k])
@@ -134,7 +143,18 @@ func newNetRecorded(t testing.TB, top []*ir.Module, links []fibre, record int) *
 		}
 	}
 	p.setDelay(5)
+	for k := range p.fn {
+		p.fn[k].BusMaster = true // as newDUT's cfg_function_status says
+	}
 	return p
+}
+
+// setMSIX sets card k's function's MSI-X Enable and Function Mask, as
+// the host's configuration writes would and the block shows them.
+func (p *pair) setMSIX(k int, enable, mask bool) {
+	p.fn[k].Enable, p.fn[k].Mask = enable, mask
+	p.cards[k].drive("cfg_interrupt_msix_enable", b2u(enable))
+	p.cards[k].drive("cfg_interrupt_msix_mask", b2u(mask))
 }
 
 // request queues x on card k's CQ, as the PCIE4 block delivers it for
@@ -205,6 +225,22 @@ func (p *pair) cycle() {
 			s.drive(port+"_rx_valid", 0)
 		}
 		offered[k] = [2]bool{offer(s, p.cq[k], "m_axis_cq_"), offer(s, p.rc[k], "m_axis_rc_")}
+		if !p.top[k].HasInput("cfg_interrupt_msi_sent") {
+			continue
+		}
+		seqValid := len(p.seqBack[k]) > 0
+		if seqValid {
+			s.drive("pcie_rq_seq_num0", p.seqBack[k][0])
+			p.seqBack[k] = p.seqBack[k][1:]
+		}
+		s.drive("pcie_rq_seq_num_vld0", b2u(seqValid))
+		r := p.msix[k].Cycle(p.ids[k])
+		s.drive("cfg_interrupt_msi_sent", b2u(r.Sent))
+		s.drive("cfg_interrupt_msi_fail", b2u(r.Fail))
+		if r.Message != nil {
+			p.rq[k] = append(p.rq[k], *r.Message)
+			p.rqCycle[k] = append(p.rqCycle[k], p.cycles)
+		}
 	}
 	for _, l := range p.links {
 		for w, e := range []end{l.b, l.a} { // the a-to-b wire arrives at b
@@ -228,9 +264,19 @@ func (p *pair) cycle() {
 		if offered[k][1] && s.bit("m_axis_rc_tready") {
 			p.rc[k] = p.rc[k][1:]
 		}
+		if p.top[k].HasInput("cfg_interrupt_msi_sent") && s.bit("cfg_interrupt_msix_int") {
+			r := pg213.MSIXRequest{Address: s.get("cfg_interrupt_msix_address")[0], Data: uint32(s.get("cfg_interrupt_msix_data")[0]),
+				Function: uint8(s.get("cfg_interrupt_msi_function_number")[0])}
+			if err := p.msix[k].Signal(r, p.fn[k]); err != nil {
+				p.t.Fatalf("card %d: %v", k, err)
+			}
+		}
 		if s.bit("s_axis_rq_tvalid") {
 			if len(p.rqAt[k]) == 0 {
-				p.rqUser[k] = s.get("s_axis_rq_tuser")[0]
+				u := s.get("s_axis_rq_tuser")
+				p.rqUser[k] = u[0]
+				sq := pg213.SeqNum0
+				p.rqSeq[k] = (u[0]>>sq.Lo | u[1]<<(64-sq.Lo)) & (1<<sq.W - 1)
 			}
 			p.rqAt[k] = keptDWs(p.rqAt[k], s.get("s_axis_rq_tdata"), s.get("s_axis_rq_tkeep")[0])
 			if s.bit("s_axis_rq_tlast") {
@@ -243,6 +289,7 @@ func (p *pair) cycle() {
 					p.t.Fatalf("RQ of card %d: %v", k, err)
 				}
 				p.rq[k], p.rqAt[k] = append(p.rq[k], x), nil
+				p.seqBack[k] = append(p.seqBack[k], p.rqSeq[k])
 				p.rqCycle[k] = append(p.rqCycle[k], p.cycles)
 			}
 		}

@@ -47,6 +47,10 @@ const (
 //     pass untouched.
 //   - while the link is not up (up low) every tag is free: the link took
 //     the outstanding requests' completions with it.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its two directions share the tag table, and pieces
+// would only hand its wires back and forth.
 func PortTagsModule() *ir.Module {
 	m := ir.NewModule("onic_port_tags")
 	m.Describe("up", "The port's link is up; while it is not, every tag is free.")
@@ -73,7 +77,10 @@ func PortTagsModule() *ir.Module {
 	mwr := m.And(f.HasData, m.Eq(typ, m.Const(5, 0)))
 	msg := m.Eq(m.Slice(typ, 3, 2), m.Const(2, 2))
 	np := m.Named("egress_needs_tag", m.And(m.Not(f.Completion), m.Not(m.Or(mwr, msg))))
-	free := m.Named("tag_free", m.Not(m.Slice(m.Named("tag_busy_from_cursor", m.Shr(busy, cursor)), 0, 1)))
+	// Whether the cursor's tag is free, registered (below): a choice among
+	// the 256 tags would otherwise be in front of the park, the link's
+	// ready and the egress's stall watch.
+	free := m.Reg("tag_free", 1, 1)
 	in := axis.Stream{Data: m.Concat(m.Input("s_tlp_eop", 1), hdr, m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16), m.Input("s_tlp_sop", 1)),
 		Valid: m.Input("s_tlp_valid", 1), Ready: m.Wire("egress_in_ready", 1)}
 	m.Output("s_tlp_ready", in.Ready)
@@ -163,6 +170,15 @@ func PortTagsModule() *ir.Module {
 	setMask := m.Mux(alloc, m.Shl(one, cursor), m.Const(n, 0))
 	clrMask := m.Mux(release, m.Shl(one, m.Slice(sf.Tag, 0, tb)), m.Const(n, 0))
 	m.SetNext(busy, m.Mux(up, m.Named("tag_busy_next", m.And(m.Or(busy, setMask), m.Not(clrMask))), m.Const(n, 0)))
-	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(tb, 1)), cursor))
+	move := m.Named("tag_cursor_moves", m.Or(m.Not(free), alloc))
+	nextTag := m.Named("tag_cursor_next", m.Add(cursor, m.Const(tb, 1)))
+	m.SetNext(cursor, m.Mux(move, nextTag, cursor))
+	// The next cycle's tag_free: a cursor that stays is on a free tag it
+	// did not take; one that moves is on a tag free unless busy and not
+	// released in this cycle (only the tag at the cursor is taken), or
+	// the link went down (every tag freed).
+	nextBusy := m.Slice(m.Named("tag_busy_from_next", m.Shr(busy, nextTag)), 0, 1)
+	nextReleased := m.And(release, m.Eq(m.Slice(sf.Tag, 0, tb), nextTag))
+	m.SetNext(free, m.Any(m.Not(up), m.Not(move), m.Not(nextBusy), nextReleased))
 	return m
 }

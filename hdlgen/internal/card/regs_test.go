@@ -21,8 +21,9 @@ import (
 
 // barModel is the register BAR as the emulator's O-NIC has it
 // (emu/cluster: regRead, regWrite): the manager's registers
-// (pcie/manager.Regs), the MSI-X table, and the slots' pages, which here
-// are plain memory the test's AXI-Lite slave keeps too.
+// (pcie/manager.Regs), the MSI-X table (the PBA reads 0: nothing here
+// raises an interrupt), and the slots' pages, which here are plain memory
+// the test's AXI-Lite slave keeps too.
 type barModel struct {
 	regs  *pmgr.Regs
 	msix  [16 * pcie.ONICMSIXVectors]byte
@@ -189,6 +190,9 @@ func TestRegisterBAR(t *testing.T) {
 	mdl, f := modelOf(t, cfg, self)
 	mdl.PortDown = [2]bool{true, true} // neither optical port is connected
 	model := &barModel{regs: pmgr.NewRegs(mdl, 512), slots: map[uint64]uint32{}}
+	for v := range pcie.ONICMSIXVectors {
+		model.msix[16*v+12] = 1 // Vector Control's Mask Bit is set at reset (PCIe Base §7.7.2)
+	}
 	regBAR := cfg.Manager.RegisterBAR
 	r := rand.New(rand.NewPCG(7, 8))
 	slave := &axilSlave{r: r, mem: map[uint64]uint32{}, responseDelayMax: 4, readyProbability: 2}

@@ -113,8 +113,9 @@ func sameShape(a, b slot.Config) bool {
 // register block's master toward the slots' pages (16-bit BAR offsets),
 // whose answer the result's second value is; localBusy says a register
 // write may be on its way to a shell. It returns each slot's output
-// writes by egress (0 the host, 1 port A, 2 port B).
-func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer) {
+// writes by egress (0 the host, 1 port A, 2 port B), and each slot's
+// interrupt (irq_valid, and a wire for irq_ready to be driven).
+func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer, []axis.Stream) {
 	n := len(slots)
 	var outs [3][]axis.Stream
 	for i, in := range ins {
@@ -124,6 +125,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 	var byEgress [3][]tlps
 	var selW, selR []ir.Value
 	var answers []axil.Answer
+	var irqs []axis.Stream
 	page := func(a ir.Value, k int) ir.Value {
 		lo := kernels.TaskPage(k)
 		hi := min(lo+0x2000, manager.RegBARSlotsEnd)
@@ -145,6 +147,8 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 		slotLite.Select(m, w, r, local).Into(sin, "s_axil_")
 		ready := m.Wire(p+"_out_ready", 1)
 		sin["m_tlp_ready"] = ready
+		irqReady := m.Wire(p+"_irq_ready", 1)
+		sin["irq_ready"] = irqReady
 		out := slot.Join(m, p, s.Static, s.RM, sin)
 		for i := range ins {
 			m.Assign(outs[i][k].Ready, out["s_"+ingressNames[i]+"_tlp_ready"])
@@ -155,6 +159,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 				m.Output(p+"_"+pt.Name, out[pt.Name])
 			}
 		}
+		irqs = append(irqs, axis.Stream{Valid: out["irq_valid"], Ready: irqReady})
 		o := fromOutputs(m, out, "m_tlp_", "", p+"_to_egress_ready")
 		m.Assign(ready, o.ready)
 		byEgress[s.Config.Egress] = append(byEgress[s.Config.Egress], o)
@@ -164,5 +169,5 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 	noneR := m.Named("no_slot_page_read", m.Not(m.Any(selR...)))
 	answers = append(answers, slotLite.Select(m, none, noneR, nil).Zero(m, "no_slot_axil"))
 	selW, selR = append(selW, none), append(selR, noneR)
-	return byEgress, axil.Choose(m, selW, selR, answers)
+	return byEgress, axil.Choose(m, selW, selR, answers), irqs
 }

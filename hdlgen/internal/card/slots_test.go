@@ -84,9 +84,12 @@ func TestSlotsLint(t *testing.T) {
 // completion record and an MSI-X message) on a generated card with its
 // kernel slots inside. The host's first task as the emulator captured it
 // goes in on CQ, with the register values and payloads the emulator's
-// traffic does not carry (after the writes that enable the shell and
-// give it the record's and the message's addresses, which the
-// emulator's task flow takes as configured). What the card sends on RQ is
+// traffic does not carry (after the writes that enable the shell, give it
+// the record's address and set the slot's MSI-X table entry to the
+// message's address and data, with MSI-X enabled in the function, which
+// the emulator's task flow takes as configured). The message leaves
+// through the PCIe block's MSI-X interface (pg213.MSIX in the harness),
+// after the record has left RQ. What the card sends on RQ is
 // what reached host A in the emulator, header for header and in order:
 // every output write, then the record, then the message; each write's
 // bytes are the kernel's reference output for its input, and the record
@@ -132,7 +135,7 @@ func TestOffloadAgainstEmulator(t *testing.T) {
 	regWrite := func(off uint64, v uint32) tlp.TLP {
 		return tlp.TLP{Fmt: tlp.Fmt3DWData, Length: 1, FirstBE: 0xF, RequesterID: task[0].RequesterID, Address: page + off, Data: le(v)}
 	}
-	_ = bar0
+	entry := pcie.ONICMSIXTableOffset + 16*uint64(slot) - kernels.TaskPage(slot) // (from the page)
 	const tag = 0x2a
 	size := uint32(0)
 	for _, x := range data {
@@ -141,9 +144,11 @@ func TestOffloadAgainstEmulator(t *testing.T) {
 	setup := []tlp.TLP{
 		regWrite(kernels.TaskCtrl, 3), // enable, interrupts
 		regWrite(kernels.TaskCplLo, uint32(record.Address)), regWrite(kernels.TaskCplHi, uint32(record.Address>>32)),
-		regWrite(kernels.TaskMSILo, uint32(msg.Address)), regWrite(kernels.TaskMSIHi, uint32(msg.Address>>32)),
-		regWrite(kernels.TaskMSIData, 0x41),
+		regWrite(entry, uint32(msg.Address)), regWrite(entry+4, uint32(msg.Address>>32)),
+		regWrite(entry+8, 0x41), regWrite(entry+12, 0), // data; Vector Control: unmasked
 	}
+	_ = bar0
+	p.setMSIX(0, true, false)
 	r := rand.New(rand.NewPCG(31, 32))
 	var in [][]byte
 	for i := range task {

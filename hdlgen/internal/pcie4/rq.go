@@ -37,7 +37,8 @@ func rqTypes() []uint64 {
 // table sets to the card's function 0; Requester ID Enable is for root
 // ports and for switches relaying others' requests), then the payload, each beat the previous
 // input beat's last 16 bytes and the next one's first 48; tuser carries
-// the byte enables, is_sop, is_eop and the last DW's index.
+// the byte enables, is_sop, is_eop, the last DW's index and, on the
+// first beat, tlp_seq as seq_num0.
 func RQ(m *ir.Module) {
 	m.Describe("tlp_", "From the card: requests for the host, a 128-bit header (DW0 in the top bits), the payload from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP.")
 	m.Describe("s_axis_rq_", "To the PCIe block: requester requests (PG213 RQ), a 16-byte descriptor then the payload; tuser carries the byte enables.")
@@ -47,6 +48,10 @@ func RQ(m *ir.Module) {
 	sop := m.Input("tlp_sop", 1)
 	eop := m.Input("tlp_eop", 1)
 	valid := m.Input("tlp_valid", 1)
+	// The sequence number for the block to return on pcie_rq_seq_num0
+	// once the request is past the point an interrupt could overtake it
+	// (PG213, "Transmit Transaction Ordering"), with the first beat.
+	seq := m.Input("tlp_seq", pg213.SeqNum0.W)
 	inReady := m.Wire("req_ready", 1)
 	m.Output("tlp_ready", inReady)
 
@@ -72,7 +77,9 @@ func RQ(m *ir.Module) {
 	heldBE := m.RegNoReset("held_be", 8)
 	user := func(first, last, keep ir.Value) ir.Value {
 		b := m.Named("beat_be", m.Mux(first, be, heldBE))
-		return m.Concat(m.Const(RQUserBits-32, 0), m.Mux(last, realign.LastDW(m, keep), m.Const(4, 0)),
+		s := pg213.SeqNum0
+		return m.Concat(m.Const(RQUserBits-s.Lo-s.W, 0), m.Mux(first, seq, m.Const(s.W, 0)), m.Const(s.Lo-32, 0), // seq_num0
+			m.Mux(last, realign.LastDW(m, keep), m.Const(4, 0)),
 			m.Const(1, 0), last, m.Const(5, 0), first, m.Const(4, 0), // is_eop0_ptr, is_eop, is_sop, addr_offset
 			m.Const(4, 0), m.Slice(b, 4, 4), m.Const(4, 0), m.Slice(b, 0, 4)) // last_be, first_be (of the beat's first TLP)
 	}

@@ -48,7 +48,7 @@ func TagsModule() *ir.Module {
 	m.Describe("req_", "Requests for the host from the ports (req_port: 1 A, 2 B), in the manager's stream format.")
 	m.Describe("nph_av", "PG213's non-posted header and data credits (pcie_tfc_*), which gate a non-posted request.")
 	m.Describe("np_overflows", "Non-posted requests dropped because the park where they wait for a tag and credits was full.")
-	m.Describe("rq_", "To the RQ adapter: the requests with self_id as requester and, if non-posted, a free local tag.")
+	m.Describe("rq_", "To the RQ adapter: the requests with self_id as requester and, if non-posted, a free local tag; rq_port where each came from.")
 	m.Describe("rc_", "From the RC adapter: the host's completions; rc_done on the last beat of the one that ends its request.")
 	m.Describe("cpl_", "The completions with the request's own requester ID and tag put back, and cpl_port the port it came from (0: unexpected).")
 	const n = 1 << TagBits
@@ -74,7 +74,9 @@ func TagsModule() *ir.Module {
 	np := m.Named("req_needs_tag", m.And(sop, m.Not(m.Or(mwr, msg))))
 	busy := m.Reg("tag_busy", n, 0)
 	cursor := m.Reg("tag_cursor", TagBits, 0)
-	free := m.Named("tag_free", m.Not(m.Slice(m.Named("tag_busy_from_cursor", m.Shr(busy, cursor)), 0, 1)))
+	// Whether the cursor's tag is free, registered (below): a choice among
+	// the 256 tags would otherwise be in front of the park's release.
+	free := m.Reg("tag_free", 1, 1)
 	// The data credits of 16 bytes a request needs (an AtomicOp's 1 to 8
 	// DWs take one or two), worked out as it comes and parked with it, so
 	// that no header decoding is between the park's head and its release.
@@ -137,6 +139,7 @@ func TagsModule() *ir.Module {
 	m.Output("rq_keep", oKeep)
 	m.Output("rq_sop", oSOP)
 	m.Output("rq_eop", oEOP)
+	m.Output("rq_port", oPort)
 	// Each tag's request as it came: its port, requester ID and tag.
 	orig := m.Memory("tag_orig", n, 2+16+10)
 	m.WritePort(orig, cursor, m.Named("tag_orig_in", m.Concat(oPort, of.Requester, of.Tag)), alloc, ir.Value{})
@@ -182,6 +185,13 @@ func TagsModule() *ir.Module {
 	clrMask := m.Named("tag_clear", m.Mux(release, m.Shl(m.ConstWords(n, []uint64{1}), local), m.Const(n, 0)))
 	m.SetNext(busy, m.Named("tag_busy_next", m.And(m.Or(busy, setMask), m.Not(clrMask))))
 	// The cursor moves on past a busy tag, and past the one just taken.
-	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(TagBits, 1)), cursor))
+	move := m.Named("tag_cursor_moves", m.Or(m.Not(free), alloc))
+	nextTag := m.Named("tag_cursor_next", m.Add(cursor, m.Const(TagBits, 1)))
+	m.SetNext(cursor, m.Mux(move, nextTag, cursor))
+	// The next cycle's tag_free: a cursor that stays is on a free tag it
+	// did not take; one that moves is on a tag free unless busy and not
+	// released in this cycle (only the tag at the cursor is taken).
+	nextBusy := m.Slice(m.Named("tag_busy_from_next", m.Shr(busy, nextTag)), 0, 1)
+	m.SetNext(free, m.Any(m.Not(move), m.Not(nextBusy), m.And(release, m.Eq(local, nextTag))))
 	return m
 }

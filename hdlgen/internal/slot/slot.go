@@ -162,7 +162,7 @@ const (
 // packed into 512-bit beats, behind ports every kernel shares — 512-bit
 // input streams s_* and s1_* (the second input, for two-input kernels)
 // and output stream m_* (tkeep a bit per byte),
-// the shell's completion record m_cpl_* and MSI-X message m_irq_*,
+// the shell's completion record m_cpl_* and interrupt m_irq_valid/ready,
 // task_closed, and one AXI-Lite slave s_axil_* of 13 address bits: the
 // shell's page below 0x1000, the kernel's own registers above (0 if it
 // has none). An empty slot's module takes nothing (task_closed high)
@@ -173,7 +173,7 @@ func RM(c Config) (*ir.Module, error) {
 	m.Describe("s1_t", "Input 1, for two-input kernels: the partner write's payload.")
 	m.Describe("m_t", "The kernel's output, in the same form.")
 	m.Describe("m_cpl_", "The task shell's completion record for the host's memory.")
-	m.Describe("m_irq_", "The task shell's MSI-X message.")
+	m.Describe("m_irq_", "The task shell's interrupt, raised after its record: valid until ready.")
 	m.Describe("task_closed", "The shell is enabled and takes no input: writes for the slot are dropped.")
 	m.Describe("s_axil_", "The shell's registers (below 0x1000) and the kernel's own (above): 13 address bits.")
 	in := map[string]ir.Value{}
@@ -192,8 +192,6 @@ func RM(c Config) (*ir.Module, error) {
 		m.Output("m_cpl_addr", m.Const(64, 0))
 		m.Output("m_cpl_data", m.Const(256, 0))
 		m.Output("m_irq_valid", m.Const(1, 0))
-		m.Output("m_irq_addr", m.Const(64, 0))
-		m.Output("m_irq_data", m.Const(32, 0))
 		lite.Zero(m, "axil_zero").Outputs(m, "s_axil_")
 		m.Output("m_tdata", m.Const(512, 0))
 		m.Output("m_tkeep", m.Const(64, 0))
@@ -245,7 +243,7 @@ func RM(c Config) (*ir.Module, error) {
 		m.Output("s1_tready", m.Const(1, 0))
 	}
 	m.Output("task_closed", out["task_closed"])
-	for _, p := range []string{"m_cpl_valid", "m_cpl_addr", "m_cpl_data", "m_irq_valid", "m_irq_addr", "m_irq_data"} {
+	for _, p := range []string{"m_cpl_valid", "m_cpl_addr", "m_cpl_data", "m_irq_valid"} {
 		m.Output(p, out[p])
 	}
 	kernAns := axil.AnswerOf(out, "s_kaxil_")
@@ -310,8 +308,12 @@ func RM(c Config) (*ir.Module, error) {
 // Translated plus the write's, the requester the card's own for the host
 // or the proxy ID out of a port); the kernel's output is buffered until
 // its last beat tells its length, then sent as one write, whole DWs with
-// byte enables for the last. The record and the message wait until no
-// output is buffered: they follow the data they report.
+// byte enables for the last. The record waits until no output is
+// buffered: it follows the data it reports. The shell's interrupt is
+// raised on irq_valid once the record has left the slot (its output
+// register slice is empty), for the card's MSI-X controller to take
+// (irq_ready) and send the slot's vector when the record has passed the
+// PCIe block.
 //
 // Long: one netlist, written in the order its signals flow (as the
 // Verilog prints it); its stages share most of their wires, and pieces
@@ -326,7 +328,8 @@ func Build(c Config, name string) *ir.Module {
 	m.Describe("s_port_b_tlp_", "The same from optical port B.")
 	m.Describe("drop_", "Saturating counts of writes the slot dropped, by reason (drop_not_write, drop_closed, drop_no_proxy, and a two-input kernel's drop_not_input and drop_pair_full).")
 	m.Describe("out_malformed", "Kernel output the slot could not send as a write.")
-	m.Describe("m_tlp_", "The kernel's output as posted writes to its egress, then the task shell's completion records and MSI-X messages.")
+	m.Describe("m_tlp_", "The kernel's output as posted writes to its egress, then the task shell's completion records.")
+	m.Describe("irq_", "The task shell's interrupt, once its record has left: valid until the card's MSI-X controller is ready.")
 	self := m.Input("self_id", 16)
 	localBusy := m.Input("local_busy", 1)
 	m.Describe("kernel_", "The reconfigurable module beside the slot: its inputs out, its outputs in, by its port names.")
@@ -348,7 +351,7 @@ func Build(c Config, name string) *ir.Module {
 		m.Output(pre+"ready", raw[in].Ready)
 	}
 	bufReady := m.Wire("buffer_ready", 1)
-	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("irq_ready", 1)
+	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("shell_irq_ready", 1)
 	rmIn["m_tready"] = bufReady
 	rmIn["m_cpl_ready"], rmIn["m_irq_ready"] = cplReady, irqReady
 	if !two {
@@ -452,7 +455,8 @@ func Build(c Config, name string) *ir.Module {
 	lenQ := axis.FIFO(m, "lens", lens, Jobs)
 
 	// The writes: a buffered one first, else the record, else the
-	// message; the choice holds from offer to end (AXI4-Stream).
+	// interrupt (no write: below); the choice holds from offer to end
+	// (AXI4-Stream).
 	busy := m.Reg("out_busy", 1, 0)
 	held := m.Reg("out_held", 2, 0)
 	cplValid, irqValid := k["m_cpl_valid"], k["m_irq_valid"]
@@ -460,7 +464,7 @@ func Build(c Config, name string) *ir.Module {
 	sel := m.Named("out_sel", m.Mux(busy, held, free))
 	isData := m.Named("out_is_data", m.Eq(sel, m.Const(2, 1)))
 	isCpl := m.Named("out_is_record", m.Eq(sel, m.Const(2, 2)))
-	isIRQ := m.Named("out_is_message", m.Eq(sel, m.Const(2, 3)))
+	isIRQ := m.Named("out_is_interrupt", m.Eq(sel, m.Const(2, 3)))
 	first := m.Reg("out_first", 1, 1)
 	bytes := lenQ.Data
 	dws := m.Named("out_dws", m.Slice(m.ShrC(m.Named("out_bytes_to_dw", m.Add(bytes, m.Const(13, 3))), 2), 0, 11))
@@ -475,7 +479,6 @@ func Build(c Config, name string) *ir.Module {
 	lenField := m.Mux(noBytes, m.Const(10, 1), m.Slice(dws, 0, 10)) // 1024 DWs wrap to 0, as the field does
 	dataHdr := setLength(m, jobQ.Data, lenField, firstBE, lastBE)
 	recordHdr := tlphdr.Rewrite(m, "record_rewrite", template(m, kernels.TaskRecordBytes), k["m_cpl_addr"], self)
-	msgHdr := tlphdr.Rewrite(m, "msg_rewrite", template(m, 4), k["m_irq_addr"], self)
 
 	wordKeep := m.Slice(bufQ.Data, 512, 64)
 	dwKeep := make([]ir.Value, 16)
@@ -485,15 +488,13 @@ func Build(c Config, name string) *ir.Module {
 	// The writes leave through a register slice: the card's merges and
 	// its path to RQ start from registers, not from this choice.
 	outReady := m.Wire("out_slice_in_ready", 1)
-	oValid := m.Named("out_valid", m.Any(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid), m.And(isIRQ, irqValid)))
+	oValid := m.Named("out_valid", m.Or(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid)))
 	oEop := m.Named("out_eop", m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1)))
-	three := func(name string, d, c, i ir.Value) ir.Value {
-		return m.Named(name, m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}))
-	}
+	either := func(name string, d, c ir.Value) ir.Value { return m.Named(name, m.Mux(isData, d, c)) }
 	outS := axis.SkidFields(m, "out_slice", oValid, outReady, []axis.Field{
-		{Name: "hdr", Value: three("out_hdr", dataHdr, recordHdr, msgHdr)},
-		{Name: "data", Value: three("out_data", m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512))},
-		{Name: "keep", Value: three("out_keep", m.Named("out_dw_keep", m.Concat(dwKeep...)), m.Const(16, 0xFF), m.Const(16, 1))},
+		{Name: "hdr", Value: either("out_hdr", dataHdr, recordHdr)},
+		{Name: "data", Value: either("out_data", m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512))},
+		{Name: "keep", Value: either("out_keep", m.Named("out_dw_keep", m.Concat(dwKeep...)), m.Const(16, 0xFF))},
 		{Name: "sop", Value: m.Named("out_sop", m.Mux(isData, first, m.Const(1, 1)))}, {Name: "eop", Value: oEop}})
 	m.Assign(outS.Ready, m.Input("m_tlp_ready", 1))
 	for i, port := range []string{"m_tlp_hdr", "m_tlp_data", "m_tlp_keep", "m_tlp_sop", "m_tlp_eop"} {
@@ -509,7 +510,13 @@ func Build(c Config, name string) *ir.Module {
 	m.Assign(lenQ.Ready, m.And(isData, end))
 	m.Assign(jobQ.Ready, m.And(isData, end))
 	m.Assign(cplReady, m.And(isCpl, outReady))
-	m.Assign(irqReady, m.And(isIRQ, outReady))
+	// The interrupt goes once the record has left the register slice:
+	// from there on the card keeps the order (its MSI-X controller counts
+	// the slots' writes into the host's merge and waits for the block to
+	// have sent them).
+	raise := m.Named("irq_raise", m.And(m.And(isIRQ, irqValid), m.Not(outS.Valid)))
+	m.Output("irq_valid", raise)
+	m.Assign(irqReady, m.And(raise, m.Input("irq_ready", 1)))
 	return m
 }
 

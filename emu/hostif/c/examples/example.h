@@ -131,6 +131,29 @@ static inline onic_dev find_onic(onic_host *h)
 	return d;
 }
 
+/* find_cap returns the offset of d's capability id in its standard
+ * capability list (from the Capabilities Pointer at 0x34), 0 if absent. */
+static inline int find_cap(onic_host *h, const onic_dev *d, int id)
+{
+	int off = (int)cfg_rd(h, d->seg, d->bdf, 0x34, 1) & 0xfc;
+	for (int n = 0; off >= 0x40 && n < 48; n++) {
+		if ((int)cfg_rd(h, d->seg, d->bdf, off, 1) == id)
+			return off;
+		off = (int)cfg_rd(h, d->seg, d->bdf, off + 1, 1) & 0xfc;
+	}
+	return 0;
+}
+
+/* msix_control sets the MSI-X Enable and Function Mask bits of d's MSI-X
+ * capability (ID 0x11; Message Control at +2, bits 15 and 14). */
+static inline void msix_control(onic_host *h, const onic_dev *d, int enable, int mask)
+{
+	int cap = find_cap(h, d, 0x11);
+	check(h, cap != 0, "the O-NIC has no MSI-X capability");
+	uint32_t mc = cfg_rd(h, d->seg, d->bdf, cap + 2, 2) & ~0xc000u;
+	cfg_wr(h, d->seg, d->bdf, cap + 2, 2, mc | (enable ? 0x8000u : 0) | (mask ? 0x4000u : 0));
+}
+
 /* lut_entry_bytes reads the size of a LUT entry from the O-NIC's
  * description capability (a vendor-specific extended capability, ID
  * 0x000B, VSEC ID 1; body layout in docs/pcie.md), found by walking the
@@ -216,5 +239,22 @@ static inline void acl_rule(onic_host *h, uint64_t bar0, unsigned i, unsigned do
 	wr32(h, bar0 + REG(ACL_COMMIT), 1);
 }
 #endif
+
+/* msix_vector writes vector v's MSI-X table entry in the register BAR
+ * (bar0): its message address and data, and its Vector Control Mask Bit. */
+static inline void msix_vector(onic_host *h, uint64_t bar0, unsigned v, uint64_t addr, uint32_t data, int masked)
+{
+	uint64_t e = bar0 + REG(MSIX_TABLE) + 16u * v;
+	wr32(h, e, (uint32_t)addr);
+	wr32(h, e + 4, (uint32_t)(addr >> 32));
+	wr32(h, e + 8, data);
+	wr32(h, e + 12, masked ? 1u : 0u);
+}
+
+/* msix_pending is vector v's Pending Bit in the PBA (bar0). */
+static inline int msix_pending(onic_host *h, uint64_t bar0, unsigned v)
+{
+	return (int)(rd32(h, bar0 + REG(MSIX_PBA) + 4u * (v / 32)) >> (v % 32) & 1u);
+}
 
 #endif

@@ -84,6 +84,7 @@ read_verilog [file join $dir onic_pcie_manager_regbar.v]
 read_verilog [file join $dir onic_slot.v]
 read_verilog [file join $dir onic_pcie4_rq.v]
 read_verilog [file join $dir onic_pcie4_cc.v]
+read_verilog [file join $dir onic_msix.v]
 read_verilog [file join $dir onic_pcie4_cfg_ext.v]
 read_verilog [file join $dir onic_optlink.v]
 read_verilog [file join $dir onic_optlink_framer.v]
@@ -97,9 +98,9 @@ read_verilog [file join $dir dfx/onic_slot3_kernel_stub.v]
 
 # AMD's PCIE4 block (pcie4_uscale_plus, PG213), configured as the O-NIC's
 # description gives it. onic_top connects to its CQ, CC, RQ, RC,
-# pcie_cq_np_req, pcie_tfc_nph_av, pcie_tfc_npd_av, cfg_bus_number,
-# cfg_function_status, cfg_max_payload and cfg_ext_* ports by name in the
-# board's top (not generated).
+# pcie_cq_np_req, pcie_tfc_nph_av, pcie_tfc_npd_av, pcie_rq_seq_num0,
+# cfg_bus_number, cfg_function_status, cfg_max_payload, cfg_interrupt_msix_*,
+# cfg_interrupt_msi_* and cfg_ext_* ports by name in the board's top.
 set ipdir [file join $dir ip]
 file mkdir $ipdir
 # On the AMD Alveo U250: pcie4_uscale_plus, placed as the board has it.

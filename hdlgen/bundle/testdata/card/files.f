@@ -19,6 +19,7 @@ onic_slot2_kernel.v
 onic_slot3_kernel.v
 onic_pcie4_rq.v
 onic_pcie4_cc.v
+onic_msix.v
 onic_pcie4_cfg_ext.v
 onic_optlink.v
 onic_optlink_framer.v

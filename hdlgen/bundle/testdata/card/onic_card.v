@@ -89,6 +89,24 @@ module onic_card (
     output wire s_axis_cc_tvalid,
     // PG213: the card takes another non-posted request on CQ.
     output wire [1:0] pcie_cq_np_req,
+    // PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the kernel slots'
+    // interrupts out (address, data, int).
+    input  wire [3:0] cfg_interrupt_msix_enable,
+    input  wire [3:0] cfg_interrupt_msix_mask,
+    // PG213: the block's sent or fail for an MSI-X signal, and the function it is for.
+    input  wire cfg_interrupt_msi_sent,
+    input  wire cfg_interrupt_msi_fail,
+    // PG213: RQ sequence numbers the block returns once the request cannot be overtaken (the
+    // interrupts wait for the slots' writes).
+    input  wire [5:0] pcie_rq_seq_num0,
+    input  wire pcie_rq_seq_num_vld0,
+    output wire cfg_interrupt_msix_int,
+    output wire [63:0] cfg_interrupt_msix_address,
+    output wire [31:0] cfg_interrupt_msix_data,
+    output wire [7:0] cfg_interrupt_msi_function_number,
+    // Saturating counts of MSI-X messages sent and failed.
+    output wire [31:0] msix_sent,
+    output wire [31:0] msix_failed,
     // PG213's user extended configuration space: the O-NIC's description capability.
     input  wire cfg_ext_read_received,
     input  wire [9:0] cfg_ext_register_number,
@@ -135,29 +153,29 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
-    localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/card/build.go:453
+    localparam [1:0] LINK_STATE_UP = 2'h2; // hdlgen/internal/card/build.go:454
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [31:0] port_in_count_ok_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_port_down_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_malformed_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // hdlgen/internal/card/build.go:532
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:551
+    reg  [31:0] port_in_count_ok_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_port_down_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_denied_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_malformed_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // hdlgen/internal/card/build.go:534
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:553
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -212,23 +230,23 @@ module onic_card (
     reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:231
-    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:232
-    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:234
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:234
+    reg  [10:0] port_a_hold_free = 11'h400; // hdlgen/internal/card/build.go:232
+    reg  [10:0] port_a_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:233
+    reg  port_a_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:235
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:235
     reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:763
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:763
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:763
+    reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:254
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:787
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:787
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:787
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -245,41 +263,41 @@ module onic_card (
     reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:231
-    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:232
-    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:234
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:234
+    reg  [10:0] port_b_hold_free = 11'h400; // hdlgen/internal/card/build.go:232
+    reg  [10:0] port_b_hold_tlps = 11'h0; // hdlgen/internal/card/build.go:233
+    reg  port_b_hold_dropping = 1'h0; // hdlgen/internal/card/build.go:235
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // hdlgen/internal/card/build.go:235
     reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:253
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:763
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:763
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:763
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:763
-    reg  [5:0] ctr_index_hi = 6'h0; // hdlgen/internal/card/build.go:801
-    reg  [31:0] ctr_group0 = 32'h0; // hdlgen/internal/card/build.go:811
-    reg  [31:0] ctr_group1 = 32'h0; // hdlgen/internal/card/build.go:811
-    reg  [31:0] ctr_group2 = 32'h0; // hdlgen/internal/card/build.go:811
-    reg  [31:0] ctr_group3 = 32'h0; // hdlgen/internal/card/build.go:811
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:380
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:400
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:406
-    wire cq_merge_ready; // hdlgen/internal/card/build.go:141
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:417
-    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:151
-    wire req_tags_sop; // hdlgen/internal/card/build.go:152
-    wire req_tags_eop; // hdlgen/internal/card/build.go:152
-    wire req_tags_valid; // hdlgen/internal/card/build.go:152
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:421
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:423
+    reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:254
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:787
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:787
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:787
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:787
+    reg  [5:0] ctr_index_hi = 6'h0; // hdlgen/internal/card/build.go:825
+    reg  [31:0] ctr_group0 = 32'h0; // hdlgen/internal/card/build.go:835
+    reg  [31:0] ctr_group1 = 32'h0; // hdlgen/internal/card/build.go:835
+    reg  [31:0] ctr_group2 = 32'h0; // hdlgen/internal/card/build.go:835
+    reg  [31:0] ctr_group3 = 32'h0; // hdlgen/internal/card/build.go:835
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:381
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:401
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:407
+    wire cq_merge_ready; // hdlgen/internal/card/build.go:142
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:418
+    wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:152
+    wire req_tags_sop; // hdlgen/internal/card/build.go:153
+    wire req_tags_eop; // hdlgen/internal/card/build.go:153
+    wire req_tags_valid; // hdlgen/internal/card/build.go:153
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:422
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:424
     wire host_in_last_is0; // hdlgen/axis/axis.go:215
     wire host_in_last_is1; // hdlgen/axis/axis.go:215
     wire host_in_in0_idle; // hdlgen/axis/axis.go:188
@@ -291,106 +309,106 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:225
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
     wire host_in_out_ready; // hdlgen/axis/axis.go:382
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:451
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:451
-    wire port_a_link_up; // hdlgen/internal/card/build.go:456
-    wire port_b_link_up; // hdlgen/internal/card/build.go:456
-    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:151
-    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:152
-    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:152
-    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:152
-    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:151
-    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:152
-    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:152
-    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:152
-    wire bus_master; // hdlgen/internal/card/build.go:479
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:495
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:495
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:495
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:495
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:495
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:495
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:495
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:495
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:495
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:495
-    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:151
-    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:152
-    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:152
-    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:152
-    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:151
-    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:152
-    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:152
-    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:152
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:513
-    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:151
-    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:152
-    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:152
-    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:152
-    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:151
-    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:151
-    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:151
-    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:152
-    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:152
-    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:152
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:513
-    wire [31:0] port_in_count_ok_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_not_for_us_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_window_miss_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_mapping_disabled_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_port_down_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_denied_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_no_proxy_id_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // hdlgen/internal/card/build.go:524
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // hdlgen/internal/card/build.go:526
-    wire [31:0] port_in_count_unexpected_completion_sum_next; // hdlgen/internal/card/build.go:526
-    wire [31:0] port_in_count_unsupported_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_relay_denied_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_msix_address_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_malformed_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_count_bus_master_disabled_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_no_domain_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_no_range_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_read_denied_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_write_denied_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_egress_denied_sum_next; // hdlgen/internal/card/build.go:524
-    wire [31:0] port_in_deny_source_invalid_sum_next; // hdlgen/internal/card/build.go:524
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:553
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:553
-    wire host_register_write; // hdlgen/internal/card/build.go:562
-    wire register_fence_up; // hdlgen/internal/card/build.go:566
-    wire port_a_stalled; // hdlgen/internal/card/build.go:572
-    wire port_b_stalled; // hdlgen/internal/card/build.go:572
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:574
-    wire _port_down_not; // hdlgen/internal/card/build.go:574
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:574
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:577
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:577
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:577
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:577
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:577
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:584
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:584
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:584
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:584
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:584
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:584
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:584
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:584
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:584
-    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:141
-    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
-    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:452
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:452
+    wire port_a_link_up; // hdlgen/internal/card/build.go:457
+    wire port_b_link_up; // hdlgen/internal/card/build.go:457
+    wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:152
+    wire port_a_rx_tlp_sop; // hdlgen/internal/card/build.go:153
+    wire port_a_rx_tlp_eop; // hdlgen/internal/card/build.go:153
+    wire port_a_rx_tlp_valid; // hdlgen/internal/card/build.go:153
+    wire [127:0] port_b_rx_tlp_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_b_rx_tlp_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_b_rx_tlp_keep; // hdlgen/internal/card/build.go:152
+    wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:153
+    wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:153
+    wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:153
+    wire bus_master; // hdlgen/internal/card/build.go:481
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:497
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:497
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:497
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:497
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:497
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:497
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:497
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:497
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:497
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:497
+    wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:152
+    wire port_a_to_tags_sop; // hdlgen/internal/card/build.go:153
+    wire port_a_to_tags_eop; // hdlgen/internal/card/build.go:153
+    wire port_a_to_tags_valid; // hdlgen/internal/card/build.go:153
+    wire [127:0] port_a_from_link_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_a_from_link_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_a_from_link_keep; // hdlgen/internal/card/build.go:152
+    wire port_a_from_link_sop; // hdlgen/internal/card/build.go:153
+    wire port_a_from_link_eop; // hdlgen/internal/card/build.go:153
+    wire port_a_from_link_valid; // hdlgen/internal/card/build.go:153
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:515
+    wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:152
+    wire port_b_to_tags_sop; // hdlgen/internal/card/build.go:153
+    wire port_b_to_tags_eop; // hdlgen/internal/card/build.go:153
+    wire port_b_to_tags_valid; // hdlgen/internal/card/build.go:153
+    wire [127:0] port_b_from_link_hdr; // hdlgen/internal/card/build.go:152
+    wire [511:0] port_b_from_link_data; // hdlgen/internal/card/build.go:152
+    wire [15:0] port_b_from_link_keep; // hdlgen/internal/card/build.go:152
+    wire port_b_from_link_sop; // hdlgen/internal/card/build.go:153
+    wire port_b_from_link_eop; // hdlgen/internal/card/build.go:153
+    wire port_b_from_link_valid; // hdlgen/internal/card/build.go:153
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:515
+    wire [31:0] port_in_count_ok_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_not_for_us_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_window_miss_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_mapping_disabled_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_port_down_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_denied_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_no_proxy_id_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // hdlgen/internal/card/build.go:526
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // hdlgen/internal/card/build.go:528
+    wire [31:0] port_in_count_unexpected_completion_sum_next; // hdlgen/internal/card/build.go:528
+    wire [31:0] port_in_count_unsupported_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_relay_denied_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_msix_address_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_malformed_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_count_bus_master_disabled_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_no_domain_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_no_range_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_read_denied_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_write_denied_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_egress_denied_sum_next; // hdlgen/internal/card/build.go:526
+    wire [31:0] port_in_deny_source_invalid_sum_next; // hdlgen/internal/card/build.go:526
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:555
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:555
+    wire host_register_write; // hdlgen/internal/card/build.go:564
+    wire register_fence_up; // hdlgen/internal/card/build.go:568
+    wire port_a_stalled; // hdlgen/internal/card/build.go:574
+    wire port_b_stalled; // hdlgen/internal/card/build.go:574
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:576
+    wire _port_down_not; // hdlgen/internal/card/build.go:576
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:576
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:579
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:579
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:579
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:579
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:579
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:586
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:586
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:586
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:586
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:586
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:586
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:586
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:586
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:586
+    wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:142
+    wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:142
+    wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:142
     wire m_local_merge_last_is0; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is1; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -406,20 +424,23 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:614
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:618
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:627
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:627
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:627
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:627
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:627
-    wire local_busy; // hdlgen/internal/card/build.go:640
-    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:141
-    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
-    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:616
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:620
+    wire [7:0] msix_rd_addr; // hdlgen/internal/card/build.go:627
+    wire msix_rd_en; // hdlgen/internal/card/build.go:627
+    wire [63:0] msix_pending; // hdlgen/internal/card/build.go:627
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:638
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:638
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:638
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:638
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:638
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:638
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:638
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:638
+    wire local_busy; // hdlgen/internal/card/build.go:651
+    wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:142
+    wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:142
+    wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:142
     wire kernel_demux_host_to0; // hdlgen/axis/axis.go:173
     wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:174
     wire kernel_demux_host_to1; // hdlgen/axis/axis.go:173
@@ -447,84 +468,80 @@ module onic_card (
     wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:173
     wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:174
     wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:175
-    wire _slot0_page_write_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot0_page_write; // hdlgen/internal/card/slots.go:130
-    wire _slot0_page_read_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot0_page_read; // hdlgen/internal/card/slots.go:130
-    wire [12:0] _slot0_kernel_concat_2; // hdlgen/internal/card/slots.go:135
-    wire [12:0] _slot0_kernel_concat; // hdlgen/internal/card/slots.go:135
-    wire slot0_out_ready; // hdlgen/internal/card/slots.go:146
-    wire slot0_kernel_s_tready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_task_closed; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot0_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot0_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:141
-    wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot1_page_write; // hdlgen/internal/card/slots.go:130
-    wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot1_page_read; // hdlgen/internal/card/slots.go:130
-    wire slot1_out_ready; // hdlgen/internal/card/slots.go:146
-    wire slot1_kernel_s_tready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_task_closed; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot1_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot1_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:141
-    wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot2_page_write; // hdlgen/internal/card/slots.go:130
-    wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:130
-    wire slot2_page_read; // hdlgen/internal/card/slots.go:130
-    wire slot2_out_ready; // hdlgen/internal/card/slots.go:146
-    wire slot2_kernel_s_tready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_task_closed; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot2_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot2_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:141
-    wire slot3_page_write; // hdlgen/internal/card/slots.go:130
-    wire slot3_page_read; // hdlgen/internal/card/slots.go:130
-    wire slot3_out_ready; // hdlgen/internal/card/slots.go:146
-    wire slot3_kernel_s_tready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s1_tready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_task_closed; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot3_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_irq_addr; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_kernel_m_irq_data; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot3_kernel_m_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:141
-    wire no_slot_page_write; // hdlgen/internal/card/slots.go:163
-    wire no_slot_page_read; // hdlgen/internal/card/slots.go:164
+    wire _slot0_page_write_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot0_page_write; // hdlgen/internal/card/slots.go:132
+    wire _slot0_page_read_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot0_page_read; // hdlgen/internal/card/slots.go:132
+    wire [12:0] _slot0_kernel_concat_2; // hdlgen/internal/card/slots.go:137
+    wire [12:0] _slot0_kernel_concat; // hdlgen/internal/card/slots.go:137
+    wire slot0_out_ready; // hdlgen/internal/card/slots.go:148
+    wire slot0_irq_ready; // hdlgen/internal/card/slots.go:150
+    wire slot0_kernel_s_tready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s1_tready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_task_closed; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot0_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot0_kernel_m_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_m_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot0_to_egress_ready; // hdlgen/internal/card/build.go:142
+    wire _slot1_page_write_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot1_page_write; // hdlgen/internal/card/slots.go:132
+    wire _slot1_page_read_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot1_page_read; // hdlgen/internal/card/slots.go:132
+    wire slot1_out_ready; // hdlgen/internal/card/slots.go:148
+    wire slot1_irq_ready; // hdlgen/internal/card/slots.go:150
+    wire slot1_kernel_s_tready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s1_tready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_task_closed; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot1_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot1_kernel_m_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_m_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot1_to_egress_ready; // hdlgen/internal/card/build.go:142
+    wire _slot2_page_write_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot2_page_write; // hdlgen/internal/card/slots.go:132
+    wire _slot2_page_read_ltu; // hdlgen/internal/card/slots.go:132
+    wire slot2_page_read; // hdlgen/internal/card/slots.go:132
+    wire slot2_out_ready; // hdlgen/internal/card/slots.go:148
+    wire slot2_irq_ready; // hdlgen/internal/card/slots.go:150
+    wire slot2_kernel_s_tready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s1_tready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_task_closed; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot2_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot2_kernel_m_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_m_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot2_to_egress_ready; // hdlgen/internal/card/build.go:142
+    wire slot3_page_write; // hdlgen/internal/card/slots.go:132
+    wire slot3_page_read; // hdlgen/internal/card/slots.go:132
+    wire slot3_out_ready; // hdlgen/internal/card/slots.go:148
+    wire slot3_irq_ready; // hdlgen/internal/card/slots.go:150
+    wire slot3_kernel_s_tready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s1_tready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_task_closed; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_cpl_valid; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_m_cpl_addr; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot3_kernel_m_cpl_data; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot3_kernel_m_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_m_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot3_to_egress_ready; // hdlgen/internal/card/build.go:142
+    wire no_slot_page_write; // hdlgen/internal/card/slots.go:168
+    wire no_slot_page_read; // hdlgen/internal/card/slots.go:169
     wire no_slot_axil_write; // hdlgen/axil/bus.go:67
     wire no_slot_axil_read_idle; // hdlgen/axil/bus.go:69
     wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:83
@@ -536,8 +553,8 @@ module onic_card (
     wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:83
     wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:83
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:83
-    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
-    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
+    wire m_host_from_port_a_in_ready; // hdlgen/internal/card/build.go:142
+    wire m_host_from_port_b_in_ready; // hdlgen/internal/card/build.go:142
     wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
     wire to_host_merge_last_is1; // hdlgen/axis/axis.go:215
     wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -561,6 +578,7 @@ module onic_card (
     wire to_host_to1; // hdlgen/axis/axis.go:173
     wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:174
     wire to_host_ready1; // hdlgen/axis/axis.go:174
+    wire slot_write_to_host; // hdlgen/internal/card/build.go:721
     wire rq_merge_last_is0; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is1; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -597,7 +615,8 @@ module onic_card (
     wire rq_slice_load; // hdlgen/axis/axis.go:102
     wire rq_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_slice_park; // hdlgen/axis/axis.go:114
-    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:141
+    wire rq_from_slot; // hdlgen/internal/card/build.go:730
+    wire m_cpl_from_manager_ready; // hdlgen/internal/card/build.go:142
     wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -613,11 +632,11 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // hdlgen/internal/card/build.go:732
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:733
-    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:141
-    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
-    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
+    wire np_room; // hdlgen/internal/card/build.go:754
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:755
+    wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:142
+    wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:142
+    wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:142
     wire port_a_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -634,21 +653,21 @@ module onic_card (
     wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:227
     wire port_a_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:227
-    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:228
+    wire [10:0] _port_a_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:228
+    wire [10:0] _port_a_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:229
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_a_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_a_hold_room; // hdlgen/internal/card/build.go:233
-    wire port_a_hold_drop; // hdlgen/internal/card/build.go:234
-    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:234
-    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:234
-    wire port_a_hold_fits; // hdlgen/internal/card/build.go:242
-    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:244
-    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:245
-    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:80
+    wire port_a_hold_room; // hdlgen/internal/card/build.go:234
+    wire port_a_hold_drop; // hdlgen/internal/card/build.go:235
+    wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:235
+    wire _port_a_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:235
+    wire port_a_hold_fits; // hdlgen/internal/card/build.go:243
+    wire _port_a_hold_push_and; // hdlgen/internal/card/build.go:245
+    wire port_a_hold_in_ready; // hdlgen/internal/card/build.go:246
+    wire [657:0] _port_a_hold_bypass_data_concat; // hdlgen/internal/card/build.go:81
     wire port_a_hold_empty; // hdlgen/axis/axis.go:140
     wire port_a_hold_full; // hdlgen/axis/axis.go:141
     wire port_a_hold_not_full; // hdlgen/axis/axis.go:142
@@ -658,22 +677,22 @@ module onic_card (
     wire port_a_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_a_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_a_hold_open; // hdlgen/internal/card/build.go:254
-    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:256
-    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:257
-    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:259
-    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:260
-    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:266
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:763
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:763
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:763
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:763
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:763
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:763
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:763
-    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:141
-    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:141
-    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:141
+    wire port_a_hold_open; // hdlgen/internal/card/build.go:255
+    wire _port_a_to_tags_valid_and; // hdlgen/internal/card/build.go:257
+    wire port_a_to_link_ready; // hdlgen/internal/card/build.go:258
+    wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:260
+    wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:261
+    wire port_a_hold_half_free; // hdlgen/internal/card/build.go:267
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:787
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:787
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:787
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:787
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:787
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:787
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:787
+    wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:142
+    wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:142
+    wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:142
     wire port_b_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -690,21 +709,21 @@ module onic_card (
     wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:227
     wire port_b_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:227
-    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:228
+    wire [10:0] _port_b_hold_slice_skid_need_sub; // hdlgen/internal/card/build.go:228
+    wire [10:0] _port_b_hold_slice_skid_need_mux; // hdlgen/internal/card/build.go:229
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_b_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_b_hold_room; // hdlgen/internal/card/build.go:233
-    wire port_b_hold_drop; // hdlgen/internal/card/build.go:234
-    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:234
-    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:234
-    wire port_b_hold_fits; // hdlgen/internal/card/build.go:242
-    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:244
-    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:245
-    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:80
+    wire port_b_hold_room; // hdlgen/internal/card/build.go:234
+    wire port_b_hold_drop; // hdlgen/internal/card/build.go:235
+    wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:235
+    wire _port_b_hold_slice_out_ready_or; // hdlgen/internal/card/build.go:235
+    wire port_b_hold_fits; // hdlgen/internal/card/build.go:243
+    wire _port_b_hold_push_and; // hdlgen/internal/card/build.go:245
+    wire port_b_hold_in_ready; // hdlgen/internal/card/build.go:246
+    wire [657:0] _port_b_hold_bypass_data_concat; // hdlgen/internal/card/build.go:81
     wire port_b_hold_empty; // hdlgen/axis/axis.go:140
     wire port_b_hold_full; // hdlgen/axis/axis.go:141
     wire port_b_hold_not_full; // hdlgen/axis/axis.go:142
@@ -714,514 +733,523 @@ module onic_card (
     wire port_b_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_b_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_b_hold_open; // hdlgen/internal/card/build.go:254
-    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:256
-    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:257
-    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:259
-    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:260
-    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:266
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:763
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:763
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:763
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:763
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:763
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:763
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:763
-    wire [3:0] ctr_index_lo; // hdlgen/internal/card/build.go:800
-    wire _ctr_group0_eq_16; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_15; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_14; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_13; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_12; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_11; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_10; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_9; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_8; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_7; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_6; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_5; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_4; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_3; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq_2; // hdlgen/internal/card/build.go:808
-    wire _ctr_group0_eq; // hdlgen/internal/card/build.go:808
-    wire [31:0] _ctr_group0_or_4; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or_3; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or_2; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_4; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_3; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_2; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_4; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_3; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_2; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or; // hdlgen/internal/card/build.go:812
-    wire [31:0] _ctr_group3_or; // hdlgen/internal/card/build.go:812
-    wire [31:0] ctr_value; // hdlgen/internal/card/build.go:816
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:402
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:402
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:402
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:402
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:402
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:402
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:402
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:402
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:402
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:408
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:408
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:408
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:408
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:408
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:408
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:408
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:408
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:408
-    wire tags_req_ready; // hdlgen/internal/card/build.go:430
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:430
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:430
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:430
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:430
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:430
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:430
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:430
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:430
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:430
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:430
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:430
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:430
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:430
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:430
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:430
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:498
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:498
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:498
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:498
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:498
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:498
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:498
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:498
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:498
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:498
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:515
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:515
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:515
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:515
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:515
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:515
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:515
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:515
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:515
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:515
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:515
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:515
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:515
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:515
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:515
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:515
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:515
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:588
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:588
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:588
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:588
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:588
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:588
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:588
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:588
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:588
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:588
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:588
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:588
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:588
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:588
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:588
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:588
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:588
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:588
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:588
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:588
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:588
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:588
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:588
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:588
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:588
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:588
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:588
-    wire manager_host_busy; // hdlgen/internal/card/build.go:588
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:588
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:588
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:588
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:588
-    wire regs_busy; // hdlgen/internal/card/build.go:633
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:633
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:633
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:633
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:633
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:633
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:633
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:633
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:633
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:633
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:633
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:633
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:633
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:633
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:633
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:633
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:633
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:633
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:633
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:633
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:633
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:633
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:633
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:633
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:633
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:633
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:633
-    wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_drop_not_write_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_drop_closed_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot0_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot0_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_tready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_out_malformed_2; // hdlgen/internal/card/slots.go:148
-    wire [127:0] slot0_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot0_m_tlp_data; // hdlgen/internal/card/slots.go:148
-    wire [15:0] slot0_m_tlp_keep; // hdlgen/internal/card/slots.go:148
-    wire slot0_m_tlp_sop; // hdlgen/internal/card/slots.go:148
-    wire slot0_m_tlp_eop; // hdlgen/internal/card/slots.go:148
-    wire slot0_m_tlp_valid; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot0_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot0_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot0_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot0_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot0_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot0_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
-    wire slot0_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot1_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot1_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_drop_not_write_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_drop_closed_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot1_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot1_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_tready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_out_malformed_2; // hdlgen/internal/card/slots.go:148
-    wire [127:0] slot1_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot1_m_tlp_data; // hdlgen/internal/card/slots.go:148
-    wire [15:0] slot1_m_tlp_keep; // hdlgen/internal/card/slots.go:148
-    wire slot1_m_tlp_sop; // hdlgen/internal/card/slots.go:148
-    wire slot1_m_tlp_eop; // hdlgen/internal/card/slots.go:148
-    wire slot1_m_tlp_valid; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot1_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot1_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot1_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot1_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot1_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot1_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
-    wire slot1_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot2_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot2_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_drop_not_write_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_drop_closed_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot2_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot2_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_tready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_out_malformed_2; // hdlgen/internal/card/slots.go:148
-    wire [127:0] slot2_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot2_m_tlp_data; // hdlgen/internal/card/slots.go:148
-    wire [15:0] slot2_m_tlp_keep; // hdlgen/internal/card/slots.go:148
-    wire slot2_m_tlp_sop; // hdlgen/internal/card/slots.go:148
-    wire slot2_m_tlp_eop; // hdlgen/internal/card/slots.go:148
-    wire slot2_m_tlp_valid; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot2_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot2_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot2_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot2_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot2_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot2_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
-    wire slot2_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_s_host_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot3_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire slot3_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_drop_not_write_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_drop_closed_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_drop_no_proxy_2; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot3_kernel_s_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_s_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_tvalid; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot3_kernel_s1_tdata; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s1_tlast; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_tready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_out_malformed_2; // hdlgen/internal/card/slots.go:148
-    wire [127:0] slot3_m_tlp_hdr; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot3_m_tlp_data; // hdlgen/internal/card/slots.go:148
-    wire [15:0] slot3_m_tlp_keep; // hdlgen/internal/card/slots.go:148
-    wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:148
-    wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:148
-    wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_task_closed_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [255:0] slot3_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_irq_addr_2; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_kernel_m_irq_data_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot3_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:148
-    wire [31:0] slot3_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:148
-    wire [1:0] slot3_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:148
-    wire [511:0] slot3_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:148
-    wire [63:0] slot3_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:148
-    wire slot3_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:148
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:713
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:713
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:713
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:713
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:713
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:713
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:724
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:724
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:724
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:724
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:724
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:724
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:742
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:742
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:778
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:778
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:778
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:778
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:778
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:778
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:778
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:778
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:778
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:778
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:778
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:778
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:778
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:778
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:778
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:778
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:778
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:778
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:778
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:778
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:778
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:778
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:778
+    wire port_b_hold_open; // hdlgen/internal/card/build.go:255
+    wire _port_b_to_tags_valid_and; // hdlgen/internal/card/build.go:257
+    wire port_b_to_link_ready; // hdlgen/internal/card/build.go:258
+    wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:260
+    wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:261
+    wire port_b_hold_half_free; // hdlgen/internal/card/build.go:267
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:787
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:787
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:787
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:787
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:787
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:787
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:787
+    wire [3:0] ctr_index_lo; // hdlgen/internal/card/build.go:824
+    wire _ctr_group0_eq_16; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_15; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_14; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_13; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_12; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_11; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_10; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_9; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_8; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_7; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_6; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_5; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_4; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_3; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq_2; // hdlgen/internal/card/build.go:832
+    wire _ctr_group0_eq; // hdlgen/internal/card/build.go:832
+    wire [31:0] _ctr_group0_or_4; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group0_or_3; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group0_or_2; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group0_or; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group1_or_4; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group1_or_3; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group1_or_2; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group1_or; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group2_or_4; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group2_or_3; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group2_or_2; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group2_or; // hdlgen/internal/card/build.go:836
+    wire [31:0] _ctr_group3_or; // hdlgen/internal/card/build.go:836
+    wire [31:0] ctr_value; // hdlgen/internal/card/build.go:840
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:403
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:403
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:403
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:403
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:403
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:403
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:403
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:403
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:403
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:409
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:409
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:409
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:409
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:409
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:409
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:409
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:409
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:409
+    wire tags_req_ready; // hdlgen/internal/card/build.go:431
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:431
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:431
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:431
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:431
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:431
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:431
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:431
+    wire [1:0] tags_rq_port; // hdlgen/internal/card/build.go:431
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:431
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:431
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:431
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:431
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:431
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:431
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:431
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:431
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:500
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:500
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:500
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:500
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:500
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:500
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:500
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:500
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:500
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:500
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:517
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:517
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:517
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:517
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:517
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:517
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:517
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:517
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:517
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:517
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:517
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:517
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:517
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:517
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:517
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:517
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:517
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:590
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:590
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:590
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:590
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:590
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:590
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:590
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:590
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:590
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:590
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:590
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:590
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:590
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:590
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:590
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:590
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:590
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:590
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:590
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:590
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:590
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:590
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:590
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:590
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:590
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:590
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:590
+    wire manager_host_busy; // hdlgen/internal/card/build.go:590
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:590
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:590
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:590
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:590
+    wire regs_busy; // hdlgen/internal/card/build.go:644
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:644
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:644
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:644
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:644
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:644
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:644
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:644
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:644
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:644
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:644
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:644
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:644
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:644
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:644
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:644
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:644
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:644
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:644
+    wire [31:0] regs_msix_rd_data; // hdlgen/internal/card/build.go:644
+    wire [63:0] regs_msix_masked; // hdlgen/internal/card/build.go:644
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:644
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:644
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:644
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:644
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:644
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:644
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:644
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:644
+    wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot0_drop_not_write_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot0_drop_closed_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot0_drop_no_proxy_2; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot0_kernel_s_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_s_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_tvalid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot0_kernel_s1_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s1_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_tready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot0_out_malformed_2; // hdlgen/internal/card/slots.go:152
+    wire [127:0] slot0_m_tlp_hdr; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot0_m_tlp_data; // hdlgen/internal/card/slots.go:152
+    wire [15:0] slot0_m_tlp_keep; // hdlgen/internal/card/slots.go:152
+    wire slot0_m_tlp_sop; // hdlgen/internal/card/slots.go:152
+    wire slot0_m_tlp_eop; // hdlgen/internal/card/slots.go:152
+    wire slot0_m_tlp_valid; // hdlgen/internal/card/slots.go:152
+    wire slot0_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_task_closed_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot0_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot0_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot0_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot0_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot0_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot0_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:152
+    wire slot0_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_s_host_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot1_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot1_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot1_drop_not_write_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot1_drop_closed_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot1_drop_no_proxy_2; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot1_kernel_s_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_s_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_tvalid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot1_kernel_s1_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s1_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_tready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot1_out_malformed_2; // hdlgen/internal/card/slots.go:152
+    wire [127:0] slot1_m_tlp_hdr; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot1_m_tlp_data; // hdlgen/internal/card/slots.go:152
+    wire [15:0] slot1_m_tlp_keep; // hdlgen/internal/card/slots.go:152
+    wire slot1_m_tlp_sop; // hdlgen/internal/card/slots.go:152
+    wire slot1_m_tlp_eop; // hdlgen/internal/card/slots.go:152
+    wire slot1_m_tlp_valid; // hdlgen/internal/card/slots.go:152
+    wire slot1_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_task_closed_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot1_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot1_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot1_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot1_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot1_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot1_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:152
+    wire slot1_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_s_host_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot2_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot2_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot2_drop_not_write_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot2_drop_closed_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot2_drop_no_proxy_2; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot2_kernel_s_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_s_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_tvalid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot2_kernel_s1_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s1_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_tready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot2_out_malformed_2; // hdlgen/internal/card/slots.go:152
+    wire [127:0] slot2_m_tlp_hdr; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot2_m_tlp_data; // hdlgen/internal/card/slots.go:152
+    wire [15:0] slot2_m_tlp_keep; // hdlgen/internal/card/slots.go:152
+    wire slot2_m_tlp_sop; // hdlgen/internal/card/slots.go:152
+    wire slot2_m_tlp_eop; // hdlgen/internal/card/slots.go:152
+    wire slot2_m_tlp_valid; // hdlgen/internal/card/slots.go:152
+    wire slot2_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_task_closed_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot2_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot2_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot2_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot2_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot2_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot2_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:152
+    wire slot2_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_s_host_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot3_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire slot3_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot3_drop_not_write_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot3_drop_closed_2; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot3_drop_no_proxy_2; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot3_kernel_s_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_s_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_tvalid; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot3_kernel_s1_tdata; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_s1_tkeep; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s1_tlast; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s1_tvalid; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_tready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_cpl_ready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_irq_ready; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot3_out_malformed_2; // hdlgen/internal/card/slots.go:152
+    wire [127:0] slot3_m_tlp_hdr; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot3_m_tlp_data; // hdlgen/internal/card/slots.go:152
+    wire [15:0] slot3_m_tlp_keep; // hdlgen/internal/card/slots.go:152
+    wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:152
+    wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:152
+    wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:152
+    wire slot3_irq_valid; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s1_tready_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_task_closed_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_cpl_valid_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_m_cpl_addr_2; // hdlgen/internal/card/slots.go:152
+    wire [255:0] slot3_kernel_m_cpl_data_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_irq_valid_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_axil_awready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_axil_wready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_axil_bvalid; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot3_kernel_s_axil_bresp; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_axil_arready; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_s_axil_rvalid; // hdlgen/internal/card/slots.go:152
+    wire [31:0] slot3_kernel_s_axil_rdata; // hdlgen/internal/card/slots.go:152
+    wire [1:0] slot3_kernel_s_axil_rresp; // hdlgen/internal/card/slots.go:152
+    wire [511:0] slot3_kernel_m_tdata_2; // hdlgen/internal/card/slots.go:152
+    wire [63:0] slot3_kernel_m_tkeep_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_tlast_2; // hdlgen/internal/card/slots.go:152
+    wire slot3_kernel_m_tvalid_2; // hdlgen/internal/card/slots.go:152
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:735
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:735
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:735
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:735
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:735
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:735
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:746
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:746
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:746
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:746
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:746
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:746
+    wire [3:0] msix_irq_ready; // hdlgen/internal/card/build.go:888
+    wire [7:0] msix_table_rd_addr; // hdlgen/internal/card/build.go:888
+    wire msix_table_rd_en; // hdlgen/internal/card/build.go:888
+    wire [63:0] msix_cfg_interrupt_msix_address; // hdlgen/internal/card/build.go:888
+    wire [31:0] msix_cfg_interrupt_msix_data; // hdlgen/internal/card/build.go:888
+    wire [7:0] msix_cfg_interrupt_msi_function_number; // hdlgen/internal/card/build.go:888
+    wire msix_cfg_interrupt_msix_int; // hdlgen/internal/card/build.go:888
+    wire [63:0] msix_pending_2; // hdlgen/internal/card/build.go:888
+    wire [31:0] msix_sent_2; // hdlgen/internal/card/build.go:888
+    wire [31:0] msix_failed_2; // hdlgen/internal/card/build.go:888
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:766
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:766
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:802
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:802
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:802
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:802
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:802
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:802
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:802
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:802
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:802
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:802
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:802
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:802
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:802
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:802
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:802
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:802
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:802
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:802
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:802
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:802
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:802
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:802
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:802
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1485,6 +1513,9 @@ module onic_card (
     assign m_local_merge_out_ready = regs_s_tlp_ready;
     assign regs_cpl_ready = (cc_merge_out_ready & cc_merge_grant2);
     assign ctr_rdata = ctr_value;
+    assign msix_rd_addr = msix_table_rd_addr;
+    assign msix_rd_en = msix_table_rd_en;
+    assign msix_pending = msix_pending_2;
     assign regs_m_slot_axil_awready = (_regs_m_slot_axil_awready_or
                                       | _regs_m_slot_axil_awready_mux);
     assign regs_m_slot_axil_wready = (_regs_m_slot_axil_wready_or | _regs_m_slot_axil_awready_mux);
@@ -1553,6 +1584,7 @@ module onic_card (
     assign _slot0_kernel_concat_2 = {(~regs_m_slot_axil_awaddr[12]), regs_m_slot_axil_awaddr[11:0]};
     assign _slot0_kernel_concat = {(~regs_m_slot_axil_araddr[12]), regs_m_slot_axil_araddr[11:0]};
     assign slot0_out_ready = slot0_to_egress_ready;
+    assign slot0_irq_ready = msix_irq_ready[0];
     assign slot0_kernel_s_tready = slot0_kernel_s_tready_2;
     assign slot0_kernel_s1_tready = slot0_kernel_s1_tready_2;
     assign slot0_kernel_task_closed = slot0_kernel_task_closed_2;
@@ -1560,8 +1592,6 @@ module onic_card (
     assign slot0_kernel_m_cpl_addr = slot0_kernel_m_cpl_addr_2;
     assign slot0_kernel_m_cpl_data = slot0_kernel_m_cpl_data_2;
     assign slot0_kernel_m_irq_valid = slot0_kernel_m_irq_valid_2;
-    assign slot0_kernel_m_irq_addr = slot0_kernel_m_irq_addr_2;
-    assign slot0_kernel_m_irq_data = slot0_kernel_m_irq_data_2;
     assign slot0_kernel_m_tdata = slot0_kernel_m_tdata_2;
     assign slot0_kernel_m_tkeep = slot0_kernel_m_tkeep_2;
     assign slot0_kernel_m_tlast = slot0_kernel_m_tlast_2;
@@ -1572,6 +1602,7 @@ module onic_card (
     assign _slot1_page_read_ltu = regs_m_slot_axil_araddr < 16'h5000;
     assign slot1_page_read = (~_slot0_page_read_ltu) & _slot1_page_read_ltu;
     assign slot1_out_ready = slot1_to_egress_ready;
+    assign slot1_irq_ready = msix_irq_ready[1];
     assign slot1_kernel_s_tready = slot1_kernel_s_tready_2;
     assign slot1_kernel_s1_tready = slot1_kernel_s1_tready_2;
     assign slot1_kernel_task_closed = slot1_kernel_task_closed_2;
@@ -1579,8 +1610,6 @@ module onic_card (
     assign slot1_kernel_m_cpl_addr = slot1_kernel_m_cpl_addr_2;
     assign slot1_kernel_m_cpl_data = slot1_kernel_m_cpl_data_2;
     assign slot1_kernel_m_irq_valid = slot1_kernel_m_irq_valid_2;
-    assign slot1_kernel_m_irq_addr = slot1_kernel_m_irq_addr_2;
-    assign slot1_kernel_m_irq_data = slot1_kernel_m_irq_data_2;
     assign slot1_kernel_m_tdata = slot1_kernel_m_tdata_2;
     assign slot1_kernel_m_tkeep = slot1_kernel_m_tkeep_2;
     assign slot1_kernel_m_tlast = slot1_kernel_m_tlast_2;
@@ -1591,6 +1620,7 @@ module onic_card (
     assign _slot2_page_read_ltu = regs_m_slot_axil_araddr < 16'h7000;
     assign slot2_page_read = (~_slot1_page_read_ltu) & _slot2_page_read_ltu;
     assign slot2_out_ready = slot2_to_egress_ready;
+    assign slot2_irq_ready = msix_irq_ready[2];
     assign slot2_kernel_s_tready = slot2_kernel_s_tready_2;
     assign slot2_kernel_s1_tready = slot2_kernel_s1_tready_2;
     assign slot2_kernel_task_closed = slot2_kernel_task_closed_2;
@@ -1598,8 +1628,6 @@ module onic_card (
     assign slot2_kernel_m_cpl_addr = slot2_kernel_m_cpl_addr_2;
     assign slot2_kernel_m_cpl_data = slot2_kernel_m_cpl_data_2;
     assign slot2_kernel_m_irq_valid = slot2_kernel_m_irq_valid_2;
-    assign slot2_kernel_m_irq_addr = slot2_kernel_m_irq_addr_2;
-    assign slot2_kernel_m_irq_data = slot2_kernel_m_irq_data_2;
     assign slot2_kernel_m_tdata = slot2_kernel_m_tdata_2;
     assign slot2_kernel_m_tkeep = slot2_kernel_m_tkeep_2;
     assign slot2_kernel_m_tlast = slot2_kernel_m_tlast_2;
@@ -1608,6 +1636,7 @@ module onic_card (
     assign slot3_page_write = (~_slot2_page_write_ltu) & (regs_m_slot_axil_awaddr < 16'h8000);
     assign slot3_page_read = (~_slot2_page_read_ltu) & (regs_m_slot_axil_araddr < 16'h8000);
     assign slot3_out_ready = slot3_to_egress_ready;
+    assign slot3_irq_ready = msix_irq_ready[3];
     assign slot3_kernel_s_tready = slot3_kernel_s_tready_2;
     assign slot3_kernel_s1_tready = slot3_kernel_s1_tready_2;
     assign slot3_kernel_task_closed = slot3_kernel_task_closed_2;
@@ -1615,8 +1644,6 @@ module onic_card (
     assign slot3_kernel_m_cpl_addr = slot3_kernel_m_cpl_addr_2;
     assign slot3_kernel_m_cpl_data = slot3_kernel_m_cpl_data_2;
     assign slot3_kernel_m_irq_valid = slot3_kernel_m_irq_valid_2;
-    assign slot3_kernel_m_irq_addr = slot3_kernel_m_irq_addr_2;
-    assign slot3_kernel_m_irq_data = slot3_kernel_m_irq_data_2;
     assign slot3_kernel_m_tdata = slot3_kernel_m_tdata_2;
     assign slot3_kernel_m_tkeep = slot3_kernel_m_tkeep_2;
     assign slot3_kernel_m_tlast = slot3_kernel_m_tlast_2;
@@ -1704,6 +1731,10 @@ module onic_card (
     assign to_host_to1 = to_host_hdr_completion == 1'h1;
     assign _cc_merge_in1_idle_and = to_host_slice_valid & to_host_to1;
     assign to_host_ready1 = (cc_merge_out_ready & cc_merge_grant1);
+    assign slot_write_to_host = (slot0_m_tlp_valid & slot0_to_egress_ready & slot0_m_tlp_sop)
+                                | (slot1_m_tlp_valid & slot1_to_egress_ready & slot1_m_tlp_sop)
+                                | (slot2_m_tlp_valid & slot2_to_egress_ready & slot2_m_tlp_sop)
+                                | (slot3_m_tlp_valid & slot3_to_egress_ready & slot3_m_tlp_sop);
     assign rq_merge_last_is0 = rq_merge_last == 3'h0;
     assign rq_merge_last_is1 = rq_merge_last == 3'h1;
     assign rq_merge_last_is2 = rq_merge_last == 3'h2;
@@ -1790,6 +1821,7 @@ module onic_card (
     assign rq_slice_load = rq_slice_out_ready | (~rq_slice_valid);
     assign rq_slice_pending = rq_slice_skid_valid | rq_merge_valid;
     assign rq_slice_park = (~rq_slice_load) & rq_merge_valid & rq_slice_skid_empty;
+    assign rq_from_slot = tags_rq_port == 2'h0;
     assign m_cpl_from_manager_ready = (cc_merge_out_ready & cc_merge_grant0);
     assign cc_merge_last_is0 = cc_merge_last == 2'h0;
     assign cc_merge_last_is1 = cc_merge_last == 2'h1;
@@ -2072,33 +2104,32 @@ module onic_card (
                               | (_ctr_group0_eq_15 ? slot3_drop_closed_2 : 32'h0)
                               | (_ctr_group0_eq_14 ? slot3_drop_no_proxy_2 : 32'h0)
                               | (_ctr_group0_eq_13 ? slot3_out_malformed_2 : 32'h0);
-    assign _ctr_group2_or_3 = (_ctr_group0_eq_12 ? port_a_hold_drop_count : 32'h0)
-                              | (_ctr_group0_eq_11 ? port_a_egress_stall_count : 32'h0)
-                              | (_ctr_group0_eq_10 ? port_a_link_replays : 32'h0)
-                              | (_ctr_group0_eq_9 ? port_a_link_lost : 32'h0);
-    assign _ctr_group2_or_2 = (_ctr_group0_eq_8 ? port_a_link_stalls : 32'h0)
-                              | (_ctr_group0_eq_7 ? port_a_link_crc_errors : 32'h0)
-                              | (_ctr_group0_eq_6 ? port_a_link_naks : 32'h0)
-                              | (_ctr_group0_eq_5 ? port_a_link_malformed : 32'h0);
-    assign _ctr_group2_or = (_ctr_group0_eq_4 ? port_b_hold_drop_count : 32'h0)
-                            | (_ctr_group0_eq_3 ? port_b_egress_stall_count : 32'h0)
-                            | (_ctr_group0_eq_2 ? port_b_link_replays : 32'h0)
-                            | (_ctr_group0_eq ? port_b_link_lost : 32'h0);
-    assign _ctr_group3_or = (_ctr_group0_eq_16 ? port_b_link_stalls : 32'h0)
-                            | (_ctr_group0_eq_15 ? port_b_link_crc_errors : 32'h0)
-                            | (_ctr_group0_eq_14 ? port_b_link_naks : 32'h0)
-                            | (_ctr_group0_eq_13 ? port_b_link_malformed : 32'h0);
+    assign _ctr_group2_or_3 = (_ctr_group0_eq_12 ? msix_sent_2 : 32'h0)
+                              | (_ctr_group0_eq_11 ? msix_failed_2 : 32'h0)
+                              | (_ctr_group0_eq_10 ? port_a_hold_drop_count : 32'h0)
+                              | (_ctr_group0_eq_9 ? port_a_egress_stall_count : 32'h0);
+    assign _ctr_group2_or_2 = (_ctr_group0_eq_8 ? port_a_link_replays : 32'h0)
+                              | (_ctr_group0_eq_7 ? port_a_link_lost : 32'h0)
+                              | (_ctr_group0_eq_6 ? port_a_link_stalls : 32'h0)
+                              | (_ctr_group0_eq_5 ? port_a_link_crc_errors : 32'h0);
+    assign _ctr_group2_or = (_ctr_group0_eq_4 ? port_a_link_naks : 32'h0)
+                            | (_ctr_group0_eq_3 ? port_a_link_malformed : 32'h0)
+                            | (_ctr_group0_eq_2 ? port_b_hold_drop_count : 32'h0)
+                            | (_ctr_group0_eq ? port_b_egress_stall_count : 32'h0);
+    assign _ctr_group3_or = (_ctr_group0_eq_16 ? port_b_link_replays : 32'h0)
+                            | (_ctr_group0_eq_15 ? port_b_link_lost : 32'h0)
+                            | (_ctr_group0_eq_14 ? port_b_link_stalls : 32'h0)
+                            | (_ctr_group0_eq_13 ? port_b_link_crc_errors : 32'h0);
     assign ctr_value = ((ctr_index_hi == 6'h0) ? ctr_group0 : 32'h0)
                        | ((ctr_index_hi == 6'h1) ? ctr_group1 : 32'h0)
                        | ((ctr_index_hi == 6'h2) ? ctr_group2 : 32'h0)
                        | ((ctr_index_hi == 6'h3) ? ctr_group3 : 32'h0);
-    assign unused = &{1'b0, cq_tlp_func, rc_tlp_error, cfg_function_status[1:0],
-                    cfg_function_status[15:3], port_a_in_s_port_b_tlp_ready,
+    assign unused = &{1'b0, cq_tlp_func, rc_tlp_error, port_a_in_s_port_b_tlp_ready,
                     port_a_in_m_kernel_from_b, port_b_in_s_port_a_tlp_ready,
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
                     _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:402
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:403
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -2118,7 +2149,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:408
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:409
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -2138,7 +2169,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:430
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:431
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2160,6 +2191,7 @@ module onic_card (
         .rq_keep(tags_rq_keep),
         .rq_sop(tags_rq_sop),
         .rq_eop(tags_rq_eop),
+        .rq_port(tags_rq_port),
         .rc_hdr(rc_tlp_hdr),
         .rc_valid(rc_tlp_valid),
         .rc_done(rc_tlp_done),
@@ -2178,7 +2210,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:498
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:500
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2255,7 +2287,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:498
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:500
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2332,7 +2364,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:515
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:517
         .clk(clk),
         .rst(rst),
         .up(port_a_link_up),
@@ -2368,7 +2400,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:515
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:517
         .clk(clk),
         .rst(rst),
         .up(port_b_link_up),
@@ -2404,7 +2436,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:588
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:590
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2469,7 +2501,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:633
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:644
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2516,6 +2548,11 @@ module onic_card (
         .m_slot_axil_rvalid(regs_m_slot_axil_rvalid),
         .m_slot_axil_rdata(regs_m_slot_axil_rdata),
         .m_slot_axil_rresp(regs_m_slot_axil_rresp),
+        .msix_rd_addr(msix_rd_addr),
+        .msix_rd_en(msix_rd_en),
+        .msix_rd_data(regs_msix_rd_data),
+        .msix_masked(regs_msix_masked),
+        .msix_pending(msix_pending),
         .ctr_index(regs_ctr_index),
         .ctr_rdata(ctr_rdata),
         .m_cpl_tlp_hdr(regs_m_cpl_tlp_hdr),
@@ -2527,7 +2564,7 @@ module onic_card (
         .s_tlp_ready(regs_s_tlp_ready)
     );
 
-    onic_slot slot0 ( // hdlgen/internal/card/slots.go:148
+    onic_slot slot0 ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2574,8 +2611,6 @@ module onic_card (
         .kernel_m_cpl_addr(slot0_kernel_m_cpl_addr),
         .kernel_m_cpl_data(slot0_kernel_m_cpl_data),
         .kernel_m_irq_valid(slot0_kernel_m_irq_valid),
-        .kernel_m_irq_addr(slot0_kernel_m_irq_addr),
-        .kernel_m_irq_data(slot0_kernel_m_irq_data),
         .kernel_m_tdata(slot0_kernel_m_tdata),
         .kernel_m_tkeep(slot0_kernel_m_tkeep),
         .kernel_m_tlast(slot0_kernel_m_tlast),
@@ -2587,10 +2622,12 @@ module onic_card (
         .m_tlp_keep(slot0_m_tlp_keep),
         .m_tlp_sop(slot0_m_tlp_sop),
         .m_tlp_eop(slot0_m_tlp_eop),
-        .m_tlp_valid(slot0_m_tlp_valid)
+        .m_tlp_valid(slot0_m_tlp_valid),
+        .irq_valid(slot0_irq_valid),
+        .irq_ready(slot0_irq_ready)
     );
 
-    onic_slot0_kernel slot0_kernel ( // hdlgen/internal/card/slots.go:148
+    onic_slot0_kernel slot0_kernel ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .s_tdata(slot0_kernel_s_tdata),
@@ -2620,8 +2657,6 @@ module onic_card (
         .m_cpl_addr(slot0_kernel_m_cpl_addr_2),
         .m_cpl_data(slot0_kernel_m_cpl_data_2),
         .m_irq_valid(slot0_kernel_m_irq_valid_2),
-        .m_irq_addr(slot0_kernel_m_irq_addr_2),
-        .m_irq_data(slot0_kernel_m_irq_data_2),
         .s_axil_awready(slot0_kernel_s_axil_awready),
         .s_axil_wready(slot0_kernel_s_axil_wready),
         .s_axil_bvalid(slot0_kernel_s_axil_bvalid),
@@ -2636,7 +2671,7 @@ module onic_card (
         .m_tvalid(slot0_kernel_m_tvalid_2)
     );
 
-    onic_slot slot1 ( // hdlgen/internal/card/slots.go:148
+    onic_slot slot1 ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2683,8 +2718,6 @@ module onic_card (
         .kernel_m_cpl_addr(slot1_kernel_m_cpl_addr),
         .kernel_m_cpl_data(slot1_kernel_m_cpl_data),
         .kernel_m_irq_valid(slot1_kernel_m_irq_valid),
-        .kernel_m_irq_addr(slot1_kernel_m_irq_addr),
-        .kernel_m_irq_data(slot1_kernel_m_irq_data),
         .kernel_m_tdata(slot1_kernel_m_tdata),
         .kernel_m_tkeep(slot1_kernel_m_tkeep),
         .kernel_m_tlast(slot1_kernel_m_tlast),
@@ -2696,10 +2729,12 @@ module onic_card (
         .m_tlp_keep(slot1_m_tlp_keep),
         .m_tlp_sop(slot1_m_tlp_sop),
         .m_tlp_eop(slot1_m_tlp_eop),
-        .m_tlp_valid(slot1_m_tlp_valid)
+        .m_tlp_valid(slot1_m_tlp_valid),
+        .irq_valid(slot1_irq_valid),
+        .irq_ready(slot1_irq_ready)
     );
 
-    onic_slot1_kernel slot1_kernel ( // hdlgen/internal/card/slots.go:148
+    onic_slot1_kernel slot1_kernel ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .s_tdata(slot1_kernel_s_tdata),
@@ -2729,8 +2764,6 @@ module onic_card (
         .m_cpl_addr(slot1_kernel_m_cpl_addr_2),
         .m_cpl_data(slot1_kernel_m_cpl_data_2),
         .m_irq_valid(slot1_kernel_m_irq_valid_2),
-        .m_irq_addr(slot1_kernel_m_irq_addr_2),
-        .m_irq_data(slot1_kernel_m_irq_data_2),
         .s_axil_awready(slot1_kernel_s_axil_awready),
         .s_axil_wready(slot1_kernel_s_axil_wready),
         .s_axil_bvalid(slot1_kernel_s_axil_bvalid),
@@ -2745,7 +2778,7 @@ module onic_card (
         .m_tvalid(slot1_kernel_m_tvalid_2)
     );
 
-    onic_slot slot2 ( // hdlgen/internal/card/slots.go:148
+    onic_slot slot2 ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2792,8 +2825,6 @@ module onic_card (
         .kernel_m_cpl_addr(slot2_kernel_m_cpl_addr),
         .kernel_m_cpl_data(slot2_kernel_m_cpl_data),
         .kernel_m_irq_valid(slot2_kernel_m_irq_valid),
-        .kernel_m_irq_addr(slot2_kernel_m_irq_addr),
-        .kernel_m_irq_data(slot2_kernel_m_irq_data),
         .kernel_m_tdata(slot2_kernel_m_tdata),
         .kernel_m_tkeep(slot2_kernel_m_tkeep),
         .kernel_m_tlast(slot2_kernel_m_tlast),
@@ -2805,10 +2836,12 @@ module onic_card (
         .m_tlp_keep(slot2_m_tlp_keep),
         .m_tlp_sop(slot2_m_tlp_sop),
         .m_tlp_eop(slot2_m_tlp_eop),
-        .m_tlp_valid(slot2_m_tlp_valid)
+        .m_tlp_valid(slot2_m_tlp_valid),
+        .irq_valid(slot2_irq_valid),
+        .irq_ready(slot2_irq_ready)
     );
 
-    onic_slot2_kernel slot2_kernel ( // hdlgen/internal/card/slots.go:148
+    onic_slot2_kernel slot2_kernel ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .s_tdata(slot2_kernel_s_tdata),
@@ -2838,8 +2871,6 @@ module onic_card (
         .m_cpl_addr(slot2_kernel_m_cpl_addr_2),
         .m_cpl_data(slot2_kernel_m_cpl_data_2),
         .m_irq_valid(slot2_kernel_m_irq_valid_2),
-        .m_irq_addr(slot2_kernel_m_irq_addr_2),
-        .m_irq_data(slot2_kernel_m_irq_data_2),
         .s_axil_awready(slot2_kernel_s_axil_awready),
         .s_axil_wready(slot2_kernel_s_axil_wready),
         .s_axil_bvalid(slot2_kernel_s_axil_bvalid),
@@ -2854,7 +2885,7 @@ module onic_card (
         .m_tvalid(slot2_kernel_m_tvalid_2)
     );
 
-    onic_slot slot3 ( // hdlgen/internal/card/slots.go:148
+    onic_slot slot3 ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2901,8 +2932,6 @@ module onic_card (
         .kernel_m_cpl_addr(slot3_kernel_m_cpl_addr),
         .kernel_m_cpl_data(slot3_kernel_m_cpl_data),
         .kernel_m_irq_valid(slot3_kernel_m_irq_valid),
-        .kernel_m_irq_addr(slot3_kernel_m_irq_addr),
-        .kernel_m_irq_data(slot3_kernel_m_irq_data),
         .kernel_m_tdata(slot3_kernel_m_tdata),
         .kernel_m_tkeep(slot3_kernel_m_tkeep),
         .kernel_m_tlast(slot3_kernel_m_tlast),
@@ -2914,10 +2943,12 @@ module onic_card (
         .m_tlp_keep(slot3_m_tlp_keep),
         .m_tlp_sop(slot3_m_tlp_sop),
         .m_tlp_eop(slot3_m_tlp_eop),
-        .m_tlp_valid(slot3_m_tlp_valid)
+        .m_tlp_valid(slot3_m_tlp_valid),
+        .irq_valid(slot3_irq_valid),
+        .irq_ready(slot3_irq_ready)
     );
 
-    onic_slot3_kernel slot3_kernel ( // hdlgen/internal/card/slots.go:148
+    onic_slot3_kernel slot3_kernel ( // hdlgen/internal/card/slots.go:152
         .clk(clk),
         .rst(rst),
         .s_tdata(slot3_kernel_s_tdata),
@@ -2947,8 +2978,6 @@ module onic_card (
         .m_cpl_addr(slot3_kernel_m_cpl_addr_2),
         .m_cpl_data(slot3_kernel_m_cpl_data_2),
         .m_irq_valid(slot3_kernel_m_irq_valid_2),
-        .m_irq_addr(slot3_kernel_m_irq_addr_2),
-        .m_irq_data(slot3_kernel_m_irq_data_2),
         .s_axil_awready(slot3_kernel_s_axil_awready),
         .s_axil_wready(slot3_kernel_s_axil_wready),
         .s_axil_bvalid(slot3_kernel_s_axil_bvalid),
@@ -2963,7 +2992,7 @@ module onic_card (
         .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:713
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:735
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2972,6 +3001,7 @@ module onic_card (
         .tlp_sop(tags_rq_sop),
         .tlp_eop(tags_rq_eop),
         .tlp_valid(tags_rq_valid),
+        .tlp_seq(rq_from_slot ? 6'h1 : 6'h0),
         .tlp_ready(rq_tlp_ready),
         .s_axis_rq_tdata(rq_s_axis_rq_tdata),
         .s_axis_rq_tkeep(rq_s_axis_rq_tkeep),
@@ -2981,7 +3011,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:724
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:746
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -2999,7 +3029,33 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:742
+    onic_msix msix ( // hdlgen/internal/card/build.go:888
+        .clk(clk),
+        .rst(rst),
+        .host_posted(slot_write_to_host),
+        .pcie_rq_seq_num0(pcie_rq_seq_num0),
+        .pcie_rq_seq_num_vld0(pcie_rq_seq_num_vld0),
+        .irq_valid({slot3_irq_valid, slot2_irq_valid, slot1_irq_valid, slot0_irq_valid}),
+        .irq_ready(msix_irq_ready),
+        .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+        .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+        .cfg_function_status(cfg_function_status),
+        .table_masked(regs_msix_masked),
+        .table_rd_addr(msix_table_rd_addr),
+        .table_rd_en(msix_table_rd_en),
+        .table_rd_data(regs_msix_rd_data),
+        .cfg_interrupt_msix_address(msix_cfg_interrupt_msix_address),
+        .cfg_interrupt_msix_data(msix_cfg_interrupt_msix_data),
+        .cfg_interrupt_msi_function_number(msix_cfg_interrupt_msi_function_number),
+        .cfg_interrupt_msix_int(msix_cfg_interrupt_msix_int),
+        .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+        .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+        .pending(msix_pending_2),
+        .sent(msix_sent_2),
+        .failed(msix_failed_2)
+    );
+
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:766
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -3008,7 +3064,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:778
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:802
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -3042,7 +3098,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:778
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:802
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
@@ -4077,7 +4133,8 @@ module onic_card (
     end
 
     always @(posedge clk) begin
-        ctr_group3 <= _ctr_group3_or;
+        ctr_group3 <= _ctr_group3_or | (_ctr_group0_eq_12 ? port_b_link_naks : 32'h0)
+                      | (_ctr_group0_eq_11 ? port_b_link_malformed : 32'h0);
     end
 
     always @(posedge clk) begin
@@ -4141,6 +4198,12 @@ module onic_card (
     assign s_axis_cc_tuser = cc_s_axis_cc_tuser;
     assign s_axis_cc_tvalid = cc_s_axis_cc_tvalid;
     assign pcie_cq_np_req = np_credit;
+    assign cfg_interrupt_msix_int = msix_cfg_interrupt_msix_int;
+    assign cfg_interrupt_msix_address = msix_cfg_interrupt_msix_address;
+    assign cfg_interrupt_msix_data = msix_cfg_interrupt_msix_data;
+    assign cfg_interrupt_msi_function_number = msix_cfg_interrupt_msi_function_number;
+    assign msix_sent = msix_sent_2;
+    assign msix_failed = msix_failed_2;
     assign cfg_ext_read_data = cfg_ext_cfg_ext_read_data;
     assign cfg_ext_read_data_valid = cfg_ext_cfg_ext_read_data_valid;
     assign port_a_hold_drops = port_a_hold_drop_count;

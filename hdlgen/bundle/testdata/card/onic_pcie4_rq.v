@@ -13,6 +13,7 @@ module onic_pcie4_rq (
     input  wire tlp_sop,
     input  wire tlp_eop,
     input  wire tlp_valid,
+    input  wire [5:0] tlp_seq,
     output wire tlp_ready,
     // To the PCIe block: requester requests (PG213 RQ), a 16-byte descriptor then the payload;
     // tuser carries the byte enables.
@@ -23,10 +24,10 @@ module onic_pcie4_rq (
     output wire s_axis_rq_tvalid,
     input  wire s_axis_rq_tready
 );
-    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:72
-    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:79
-    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:79
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:79
+    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:77
+    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:86
+    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:86
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:86
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
     reg  [15:0] out_slice_keep = 16'h0; // hdlgen/axis/axis.go:85
@@ -47,31 +48,31 @@ module onic_pcie4_rq (
     reg  [15:0] rq_out_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  rq_out_skid_last = 1'h0; // hdlgen/axis/axis.go:90
     reg  [136:0] rq_out_skid_user = 137'h0; // hdlgen/axis/axis.go:90
-    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:62: a table
-    wire req_ready; // hdlgen/internal/pcie4/rq.go:50
-    wire [63:0] rq_byte_addr; // hdlgen/internal/pcie4/rq.go:60
-    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:61
-    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:63
-    wire [7:0] rq_be; // hdlgen/internal/pcie4/rq.go:71
-    wire [3:0] upper_keep; // hdlgen/internal/pcie4/rq.go:79
-    wire upper_empty; // hdlgen/internal/pcie4/rq.go:79
-    wire [383:0] low_data; // hdlgen/internal/pcie4/rq.go:79
-    wire [11:0] low_keep; // hdlgen/internal/pcie4/rq.go:79
-    wire open; // hdlgen/internal/pcie4/rq.go:79
-    wire first; // hdlgen/internal/pcie4/rq.go:79
-    wire [127:0] front_data; // hdlgen/internal/pcie4/rq.go:79
-    wire [511:0] out_data; // hdlgen/internal/pcie4/rq.go:79
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:79
-    wire out_last; // hdlgen/internal/pcie4/rq.go:79
-    wire out_valid; // hdlgen/internal/pcie4/rq.go:79
-    wire out_ready; // hdlgen/internal/pcie4/rq.go:79
-    wire accept; // hdlgen/internal/pcie4/rq.go:79
-    wire take; // hdlgen/internal/pcie4/rq.go:79
-    wire [7:0] beat_be; // hdlgen/internal/pcie4/rq.go:74
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:75
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:75
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:75
-    wire [136:0] out_user; // hdlgen/internal/pcie4/rq.go:75
+    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:67: a table
+    wire req_ready; // hdlgen/internal/pcie4/rq.go:55
+    wire [63:0] rq_byte_addr; // hdlgen/internal/pcie4/rq.go:65
+    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:66
+    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:68
+    wire [7:0] rq_be; // hdlgen/internal/pcie4/rq.go:76
+    wire [3:0] upper_keep; // hdlgen/internal/pcie4/rq.go:86
+    wire upper_empty; // hdlgen/internal/pcie4/rq.go:86
+    wire [383:0] low_data; // hdlgen/internal/pcie4/rq.go:86
+    wire [11:0] low_keep; // hdlgen/internal/pcie4/rq.go:86
+    wire open; // hdlgen/internal/pcie4/rq.go:86
+    wire first; // hdlgen/internal/pcie4/rq.go:86
+    wire [127:0] front_data; // hdlgen/internal/pcie4/rq.go:86
+    wire [511:0] out_data; // hdlgen/internal/pcie4/rq.go:86
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:86
+    wire out_last; // hdlgen/internal/pcie4/rq.go:86
+    wire out_valid; // hdlgen/internal/pcie4/rq.go:86
+    wire out_ready; // hdlgen/internal/pcie4/rq.go:86
+    wire accept; // hdlgen/internal/pcie4/rq.go:86
+    wire take; // hdlgen/internal/pcie4/rq.go:86
+    wire [7:0] beat_be; // hdlgen/internal/pcie4/rq.go:79
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:82
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:82
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:82
+    wire [136:0] out_user; // hdlgen/internal/pcie4/rq.go:81
     wire out_slice_out_ready; // hdlgen/axis/axis.go:92
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire out_slice_load; // hdlgen/axis/axis.go:102
@@ -120,8 +121,8 @@ module onic_pcie4_rq (
                                       : (out_keep[9] ? 4'h9
                                          : (out_keep[8] ? 4'h8 : _eop_ptr_mux_2))))));
     assign eop_ptr = out_keep[15] ? 4'hf : _eop_ptr_mux;
-    assign out_user = {105'h0, (out_last ? eop_ptr : 4'h0), 1'h0, out_last, 5'h0, first, {2{4'h0}},
-                      beat_be[7:4], 4'h0, beat_be[3:0]};
+    assign out_user = {70'h0, (first ? tlp_seq : 6'h0), 29'h0, (out_last ? eop_ptr : 4'h0), 1'h0,
+                      out_last, 5'h0, first, {2{4'h0}}, beat_be[7:4], 4'h0, beat_be[3:0]};
     assign out_slice_out_ready = rq_out_skid_empty;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);

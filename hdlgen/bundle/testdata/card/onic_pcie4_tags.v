@@ -22,7 +22,7 @@ module onic_pcie4_tags (
     // Non-posted requests dropped because the park where they wait for a tag and credits was full.
     output wire [31:0] np_overflows,
     // To the RQ adapter: the requests with self_id as requester and, if non-posted, a free local
-    // tag.
+    // tag; rq_port where each came from.
     input  wire rq_ready,
     output wire rq_valid,
     output wire [127:0] rq_hdr,
@@ -30,6 +30,7 @@ module onic_pcie4_tags (
     output wire [15:0] rq_keep,
     output wire rq_sop,
     output wire rq_eop,
+    output wire [1:0] rq_port,
     // From the RC adapter: the host's completions; rc_done on the last beat of the one that ends
     // its request.
     input  wire [95:0] rc_hdr,
@@ -52,13 +53,14 @@ module onic_pcie4_tags (
     output wire cpl_valid
 );
     reg  [661:0] req_park_mem [0:255]; // hdlgen/axis/axis.go:136
-    reg  [27:0] tag_orig [0:255]; // hdlgen/internal/pcie4/tags.go:141
+    reg  [27:0] tag_orig [0:255]; // hdlgen/internal/pcie4/tags.go:144
     reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/pcie4/tags.go:75
     reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/pcie4/tags.go:76
-    reg  np_sent_1 = 1'h0; // hdlgen/internal/pcie4/tags.go:97
-    reg  np_sent_2 = 1'h0; // hdlgen/internal/pcie4/tags.go:97
-    reg  [1:0] npd_sent_1 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
-    reg  [1:0] npd_sent_2 = 2'h0; // hdlgen/internal/pcie4/tags.go:98
+    reg  tag_free = 1'h1; // hdlgen/internal/pcie4/tags.go:79
+    reg  np_sent_1 = 1'h0; // hdlgen/internal/pcie4/tags.go:99
+    reg  np_sent_2 = 1'h0; // hdlgen/internal/pcie4/tags.go:99
+    reg  [1:0] npd_sent_1 = 2'h0; // hdlgen/internal/pcie4/tags.go:100
+    reg  [1:0] npd_sent_2 = 2'h0; // hdlgen/internal/pcie4/tags.go:100
     reg  [8:0] req_park_rptr = 9'h0; // hdlgen/axis/axis.go:134
     reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:135
     reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
@@ -67,35 +69,33 @@ module onic_pcie4_tags (
     reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:158
     reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:114
-    reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:150
-    reg  [27:0] _cpl_hdr_back_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:155
-    reg  [95:0] cpl_hdr_r = 96'h0; // hdlgen/internal/pcie4/tags.go:158
-    reg  cpl_tag_held_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
-    reg  [511:0] cpl_data_r = 512'h0; // hdlgen/internal/pcie4/tags.go:158
-    reg  [15:0] cpl_keep_r = 16'h0; // hdlgen/internal/pcie4/tags.go:158
-    reg  cpl_sop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
-    reg  cpl_eop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  [31:0] np_overflow_count = 32'h0; // hdlgen/internal/pcie4/tags.go:116
+    reg  cpl_valid_r = 1'h0; // hdlgen/internal/pcie4/tags.go:153
+    reg  [27:0] _cpl_hdr_back_memread = 28'h0; // hdlgen/internal/pcie4/tags.go:158
+    reg  [95:0] cpl_hdr_r = 96'h0; // hdlgen/internal/pcie4/tags.go:161
+    reg  cpl_tag_held_r = 1'h0; // hdlgen/internal/pcie4/tags.go:161
+    reg  [511:0] cpl_data_r = 512'h0; // hdlgen/internal/pcie4/tags.go:161
+    reg  [15:0] cpl_keep_r = 16'h0; // hdlgen/internal/pcie4/tags.go:161
+    reg  cpl_sop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:161
+    reg  cpl_eop_r = 1'h0; // hdlgen/internal/pcie4/tags.go:161
     wire req_needs_tag; // hdlgen/internal/pcie4/tags.go:74
-    wire [255:0] tag_busy_from_cursor; // hdlgen/internal/pcie4/tags.go:77
-    wire tag_free; // hdlgen/internal/pcie4/tags.go:77
-    wire [1:0] req_npd; // hdlgen/internal/pcie4/tags.go:81
-    wire [661:0] _req_park_bypass_data_concat; // hdlgen/internal/pcie4/tags.go:84
-    wire req_in_ready; // hdlgen/internal/pcie4/tags.go:85
-    wire [3:0] nph_taken; // hdlgen/internal/pcie4/tags.go:103
-    wire [3:0] npd_taken; // hdlgen/internal/pcie4/tags.go:104
-    wire nph_ok; // hdlgen/internal/pcie4/tags.go:105
-    wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:106
-    wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:106
+    wire [1:0] req_npd; // hdlgen/internal/pcie4/tags.go:83
+    wire [661:0] _req_park_bypass_data_concat; // hdlgen/internal/pcie4/tags.go:86
+    wire req_in_ready; // hdlgen/internal/pcie4/tags.go:87
+    wire [3:0] nph_taken; // hdlgen/internal/pcie4/tags.go:105
+    wire [3:0] npd_taken; // hdlgen/internal/pcie4/tags.go:106
+    wire nph_ok; // hdlgen/internal/pcie4/tags.go:107
+    wire npd_ok_1; // hdlgen/internal/pcie4/tags.go:108
+    wire npd_ok_2; // hdlgen/internal/pcie4/tags.go:108
     wire req_split_to0; // hdlgen/axis/axis.go:173
     wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:174
     wire req_split_ready0; // hdlgen/axis/axis.go:174
     wire req_split_to1; // hdlgen/axis/axis.go:173
     wire _req_park_drop_and; // hdlgen/axis/axis.go:174
     wire req_split_ready1; // hdlgen/axis/axis.go:174
-    wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:113
-    wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:113
-    wire req_park_drop; // hdlgen/internal/pcie4/tags.go:113
+    wire req_park_in_valid; // hdlgen/internal/pcie4/tags.go:115
+    wire req_park_in_ready; // hdlgen/internal/pcie4/tags.go:115
+    wire req_park_drop; // hdlgen/internal/pcie4/tags.go:115
     wire req_park_empty; // hdlgen/axis/axis.go:140
     wire req_park_full; // hdlgen/axis/axis.go:141
     wire req_park_not_full; // hdlgen/axis/axis.go:142
@@ -105,11 +105,11 @@ module onic_pcie4_tags (
     wire req_park_pop; // hdlgen/axis/axis.go:147
     wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:153
     wire [661:0] req_park_out_data; // hdlgen/axis/axis.go:161
-    wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:109
-    wire np_credit; // hdlgen/internal/pcie4/tags.go:110
-    wire req_release; // hdlgen/internal/pcie4/tags.go:111
-    wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:113
-    wire req_released_ready; // hdlgen/internal/pcie4/tags.go:113
+    wire [1:0] park_head_npd; // hdlgen/internal/pcie4/tags.go:111
+    wire np_credit; // hdlgen/internal/pcie4/tags.go:112
+    wire req_release; // hdlgen/internal/pcie4/tags.go:113
+    wire _req_merge_in1_idle_and; // hdlgen/internal/pcie4/tags.go:115
+    wire req_released_ready; // hdlgen/internal/pcie4/tags.go:115
     wire req_merge_last_is0; // hdlgen/axis/axis.go:215
     wire req_merge_last_is1; // hdlgen/axis/axis.go:215
     wire req_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -121,27 +121,30 @@ module onic_pcie4_tags (
     wire req_merge_valid; // hdlgen/axis/axis.go:225
     wire [662:0] req_merge_data; // hdlgen/axis/axis.go:227
     wire req_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire req_out_ready; // hdlgen/internal/pcie4/tags.go:113
-    wire req_parked; // hdlgen/internal/pcie4/tags.go:113
-    wire req_moved; // hdlgen/internal/pcie4/tags.go:123
-    wire tag_alloc; // hdlgen/internal/pcie4/tags.go:124
+    wire req_out_ready; // hdlgen/internal/pcie4/tags.go:115
+    wire req_parked; // hdlgen/internal/pcie4/tags.go:115
+    wire req_moved; // hdlgen/internal/pcie4/tags.go:125
+    wire tag_alloc; // hdlgen/internal/pcie4/tags.go:126
     wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
-    wire [127:0] rq_hdr_local_tag; // hdlgen/internal/pcie4/tags.go:131
-    wire [127:0] rq_hdr_tagged; // hdlgen/internal/pcie4/tags.go:135
-    wire [27:0] tag_orig_in; // hdlgen/internal/pcie4/tags.go:142
-    wire cpl_accept; // hdlgen/internal/pcie4/tags.go:152
-    wire cpl_open; // hdlgen/internal/pcie4/tags.go:153
+    wire [127:0] rq_hdr_local_tag; // hdlgen/internal/pcie4/tags.go:133
+    wire [127:0] rq_hdr_tagged; // hdlgen/internal/pcie4/tags.go:137
+    wire [27:0] tag_orig_in; // hdlgen/internal/pcie4/tags.go:145
+    wire cpl_accept; // hdlgen/internal/pcie4/tags.go:155
+    wire cpl_open; // hdlgen/internal/pcie4/tags.go:156
     wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
-    wire [255:0] tag_busy_from_cpl; // hdlgen/internal/pcie4/tags.go:166
-    wire [95:0] cpl_hdr_orig_tag; // hdlgen/internal/pcie4/tags.go:168
-    wire [95:0] cpl_hdr_back; // hdlgen/internal/pcie4/tags.go:171
-    wire tag_release; // hdlgen/internal/pcie4/tags.go:180
-    wire [255:0] tag_set; // hdlgen/internal/pcie4/tags.go:181
-    wire [255:0] tag_clear; // hdlgen/internal/pcie4/tags.go:182
-    wire [255:0] tag_busy_next; // hdlgen/internal/pcie4/tags.go:183
+    wire [255:0] tag_busy_from_cpl; // hdlgen/internal/pcie4/tags.go:169
+    wire [95:0] cpl_hdr_orig_tag; // hdlgen/internal/pcie4/tags.go:171
+    wire [95:0] cpl_hdr_back; // hdlgen/internal/pcie4/tags.go:174
+    wire tag_release; // hdlgen/internal/pcie4/tags.go:183
+    wire [255:0] tag_set; // hdlgen/internal/pcie4/tags.go:184
+    wire [255:0] tag_clear; // hdlgen/internal/pcie4/tags.go:185
+    wire [255:0] tag_busy_next; // hdlgen/internal/pcie4/tags.go:186
+    wire tag_cursor_moves; // hdlgen/internal/pcie4/tags.go:188
+    wire [7:0] tag_cursor_next; // hdlgen/internal/pcie4/tags.go:189
+    wire [255:0] tag_busy_from_next; // hdlgen/internal/pcie4/tags.go:194
     wire unused;
 
 `ifndef SYNTHESIS
@@ -156,8 +159,6 @@ module onic_pcie4_tags (
     assign req_needs_tag = req_sop
                            & (~((req_hdr[126] & (req_hdr[124:120] == 5'h0))
                               | (req_hdr[124:123] == 2'h2)));
-    assign tag_busy_from_cursor = tag_busy >> tag_cursor;
-    assign tag_free = ~tag_busy_from_cursor[0];
     assign req_npd = req_hdr[126] ? ((req_hdr[99:96] < 4'h5) ? 2'h1 : 2'h2) : 2'h0;
     assign _req_park_bypass_data_concat = {req_eop, req_port, req_npd, req_hdr, req_data, req_keep,
                                           req_sop};
@@ -234,9 +235,11 @@ module onic_pcie4_tags (
     assign tag_set = tag_alloc ? (256'h1 << tag_cursor) : 256'h0;
     assign tag_clear = tag_release ? (256'h1 << rc_tag[7:0]) : 256'h0;
     assign tag_busy_next = (tag_busy | tag_set) & (~tag_clear);
-    assign unused = &{1'b0, tag_busy_from_cursor[255:1], req_merge_data[659:658],
-                    rq_hdr_tagged[95:80], rc_tag[9:8], tag_busy_from_cpl[255:1],
-                    cpl_hdr_orig_tag[31:16]};
+    assign tag_cursor_moves = (~tag_free) | tag_alloc;
+    assign tag_cursor_next = tag_cursor + 8'h1;
+    assign tag_busy_from_next = tag_busy >> tag_cursor_next;
+    assign unused = &{1'b0, req_merge_data[659:658], rq_hdr_tagged[95:80], rc_tag[9:8],
+                    tag_busy_from_cpl[255:1], cpl_hdr_orig_tag[31:16], tag_busy_from_next[255:1]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -250,7 +253,16 @@ module onic_pcie4_tags (
         if (rst) begin
             tag_cursor <= 8'h0;
         end else begin
-            tag_cursor <= (tag_busy_from_cursor[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
+            tag_cursor <= tag_cursor_moves ? tag_cursor_next : tag_cursor;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            tag_free <= 1'h1;
+        end else begin
+            tag_free <= (~tag_cursor_moves) | (~tag_busy_from_next[0])
+                        | (tag_release & (rc_tag[7:0] == tag_cursor_next));
         end
     end
 
@@ -424,6 +436,7 @@ module onic_pcie4_tags (
     assign rq_keep = req_merge_data[17:2];
     assign rq_sop = req_merge_data[1];
     assign rq_eop = req_merge_data[662];
+    assign rq_port = req_merge_data[661:660];
     assign rc_ready = cpl_open;
     assign cpl_hdr = cpl_tag_held_r ? cpl_hdr_back : cpl_hdr_r;
     assign cpl_port = cpl_tag_held_r ? _cpl_hdr_back_memread[27:26] : 2'h0;

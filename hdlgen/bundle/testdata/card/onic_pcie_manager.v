@@ -655,7 +655,7 @@ module onic_pcie_manager (
                              | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled
                                  : 32'h0);
     assign _read_data_or = ((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0)
-                           | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10005 : 32'h0) | _read_data_or_7
+                           | ((s_axil_araddr[11:2] == 10'h1) ? 32'h20000 : 32'h0) | _read_data_or_7
                            | _read_data_or_6;
     assign read_data = _read_data_or | _read_data_or_5 | _read_data_or_4 | _read_data_or_3
                        | _read_data_or_2;

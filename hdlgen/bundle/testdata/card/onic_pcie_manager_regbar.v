@@ -57,6 +57,13 @@ module onic_pcie_manager_regbar (
     input  wire m_slot_axil_rvalid,
     input  wire [31:0] m_slot_axil_rdata,
     input  wire [1:0] m_slot_axil_rresp,
+    // The MSI-X table for the interrupt controller: a DW read a cycle after its address, each
+    // vector's Mask Bit; the Pending Bits it keeps.
+    input  wire [7:0] msix_rd_addr,
+    input  wire msix_rd_en,
+    output wire [31:0] msix_rd_data,
+    output wire [63:0] msix_masked,
+    input  wire [63:0] msix_pending,
     // The card's counter region: the index of the counter read and its value.
     output wire [9:0] ctr_index,
     input  wire [31:0] ctr_rdata,
@@ -68,145 +75,165 @@ module onic_pcie_manager_regbar (
     output wire m_cpl_tlp_valid,
     output wire s_tlp_ready
 );
-    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:200
-    localparam [2:0] RB_STATE_IDLE = 3'h0; // hdlgen/manager/regbar.go:99
-    localparam [2:0] RB_STATE_DECIDE = 3'h1; // hdlgen/manager/regbar.go:99
-    localparam [2:0] RB_STATE_WRITE = 3'h2; // hdlgen/manager/regbar.go:99
-    localparam [2:0] RB_STATE_READ = 3'h3; // hdlgen/manager/regbar.go:99
-    localparam [2:0] RB_STATE_SEND = 3'h4; // hdlgen/manager/regbar.go:99
-    localparam [2:0] RB_STATE_DRAIN = 3'h5; // hdlgen/manager/regbar.go:99
-    reg  [2:0] rb_state = 3'h0; // hdlgen/manager/regbar.go:98
-    reg  [127:0] rb_hdr = 128'h0; // hdlgen/manager/regbar.go:109
-    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:119
-    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:126
-    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:134
-    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:148
-    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:161
-    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:161
-    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:161
-    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:203
-    reg  [31:0] _rb_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:205
-    reg  rb_ctr_wait = 1'h0; // hdlgen/manager/regbar.go:211
-    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:212
-    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:215
-    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:236
-    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:244
-    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:245
-    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:246
-    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:272
-    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:275
-    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:277
-    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:291
+    reg  [31:0] msix_table [0:255]; // hdlgen/manager/regbar.go:207
+    localparam [2:0] RB_STATE_IDLE = 3'h0; // hdlgen/manager/regbar.go:104
+    localparam [2:0] RB_STATE_DECIDE = 3'h1; // hdlgen/manager/regbar.go:104
+    localparam [2:0] RB_STATE_WRITE = 3'h2; // hdlgen/manager/regbar.go:104
+    localparam [2:0] RB_STATE_READ = 3'h3; // hdlgen/manager/regbar.go:104
+    localparam [2:0] RB_STATE_SEND = 3'h4; // hdlgen/manager/regbar.go:104
+    localparam [2:0] RB_STATE_DRAIN = 3'h5; // hdlgen/manager/regbar.go:104
+    reg  [2:0] rb_state = 3'h0; // hdlgen/manager/regbar.go:103
+    reg  [127:0] rb_hdr = 128'h0; // hdlgen/manager/regbar.go:114
+    reg  [10:0] rb_last_dw = 11'h0; // hdlgen/manager/regbar.go:124
+    reg  [10:0] rb_dw = 11'h0; // hdlgen/manager/regbar.go:131
+    reg  [30:0] rb_dw_addr = 31'h0; // hdlgen/manager/regbar.go:139
+    reg  rb_to_manager = 1'h0; // hdlgen/manager/regbar.go:155
+    reg  rb_to_slots = 1'h0; // hdlgen/manager/regbar.go:155
+    reg  rb_to_msix = 1'h0; // hdlgen/manager/regbar.go:155
+    reg  rb_to_counters = 1'h0; // hdlgen/manager/regbar.go:155
+    reg  rb_to_pba = 1'h0; // hdlgen/manager/regbar.go:155
+    reg  rb_aw_done = 1'h0; // hdlgen/manager/regbar.go:168
+    reg  rb_w_done = 1'h0; // hdlgen/manager/regbar.go:168
+    reg  rb_ar_done = 1'h0; // hdlgen/manager/regbar.go:168
+    reg  rb_msix_pending = 1'h0; // hdlgen/manager/regbar.go:210
+    reg  [31:0] _rb_msix_rdata_memread = 32'h0; // hdlgen/manager/regbar.go:212
+    reg  [31:0] _msix_rd_data_memread = 32'h0; // hdlgen/manager/regbar.go:213
+    reg  [63:0] msix_vector_masked = 64'hffffffffffffffff; // hdlgen/manager/regbar.go:220
+    reg  rb_msix_read_control = 1'h0; // hdlgen/manager/regbar.go:226
+    reg  rb_msix_read_mask_bit = 1'h0; // hdlgen/manager/regbar.go:227
+    reg  rb_ctr_wait = 1'h0; // hdlgen/manager/regbar.go:241
+    reg  rb_ctr_pending = 1'h0; // hdlgen/manager/regbar.go:242
+    reg  [31:0] rb_ctr_data = 32'h0; // hdlgen/manager/regbar.go:245
+    reg  [10:0] rb_cpl_pos = 11'h0; // hdlgen/manager/regbar.go:266
+    reg  [511:0] rb_rbuf = 512'h0; // hdlgen/manager/regbar.go:274
+    reg  [15:0] rb_rkeep = 16'h0; // hdlgen/manager/regbar.go:275
+    reg  rb_first_beat = 1'h1; // hdlgen/manager/regbar.go:276
+    reg  [10:0] rb_cpl_len = 11'h0; // hdlgen/manager/regbar.go:302
+    reg  [12:0] rb_bc_left = 13'h0; // hdlgen/manager/regbar.go:305
+    reg  [6:0] rb_cpl_la = 7'h0; // hdlgen/manager/regbar.go:307
+    reg  [95:0] rb_cpl_hdr_r = 96'h0; // hdlgen/manager/regbar.go:321
     wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1117: a table
     wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1121: a table
     wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1123: a table
-    wire rb_idle; // hdlgen/manager/regbar.go:100
-    wire rb_deciding; // hdlgen/manager/regbar.go:100
-    wire rb_writing; // hdlgen/manager/regbar.go:100
-    wire rb_reading; // hdlgen/manager/regbar.go:100
-    wire rb_sending; // hdlgen/manager/regbar.go:100
-    wire rb_draining; // hdlgen/manager/regbar.go:100
-    wire rb_start; // hdlgen/manager/regbar.go:111
+    wire rb_idle; // hdlgen/manager/regbar.go:105
+    wire rb_deciding; // hdlgen/manager/regbar.go:105
+    wire rb_writing; // hdlgen/manager/regbar.go:105
+    wire rb_reading; // hdlgen/manager/regbar.go:105
+    wire rb_sending; // hdlgen/manager/regbar.go:105
+    wire rb_draining; // hdlgen/manager/regbar.go:105
+    wire rb_start; // hdlgen/manager/regbar.go:116
     wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
     wire [63:0] rb_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire rb_mem_request; // hdlgen/manager/regbar.go:114
-    wire rb_is_write; // hdlgen/manager/regbar.go:115
-    wire rb_is_read; // hdlgen/manager/regbar.go:116
-    wire [10:0] rb_last_dw_in; // hdlgen/manager/regbar.go:120
-    wire rb_at_last; // hdlgen/manager/regbar.go:128
-    wire rb_more; // hdlgen/manager/regbar.go:129
-    wire [10:0] rb_dw_next; // hdlgen/manager/regbar.go:130
-    wire _rb_to_none_or; // hdlgen/manager/regbar.go:151
-    wire rb_to_none; // hdlgen/manager/regbar.go:151
-    wire [511:0] rb_data_from_dw; // hdlgen/manager/regbar.go:155
-    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:155
-    wire [15:0] rb_keep_from_dw; // hdlgen/manager/regbar.go:156
-    wire rb_have; // hdlgen/manager/regbar.go:156
-    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:157
-    wire rb_write_dw; // hdlgen/manager/regbar.go:158
-    wire rb_aw_open; // hdlgen/manager/regbar.go:162
-    wire rb_w_open; // hdlgen/manager/regbar.go:162
-    wire rb_ar_open; // hdlgen/manager/regbar.go:162
-    wire rb_aw_w_done; // hdlgen/manager/regbar.go:163
-    wire [15:0] rb_byte_addr; // hdlgen/manager/regbar.go:194
-    wire m_axil_write; // hdlgen/manager/regbar.go:168
-    wire m_axil_read; // hdlgen/manager/regbar.go:168
-    wire m_axil_aw_offer; // hdlgen/manager/regbar.go:169
-    wire m_axil_w_offer; // hdlgen/manager/regbar.go:169
-    wire m_axil_b_wait; // hdlgen/manager/regbar.go:170
-    wire m_axil_ar_offer; // hdlgen/manager/regbar.go:171
-    wire m_axil_r_wait; // hdlgen/manager/regbar.go:171
-    wire m_slot_axil_write; // hdlgen/manager/regbar.go:168
-    wire m_slot_axil_read; // hdlgen/manager/regbar.go:168
-    wire m_slot_axil_aw_offer; // hdlgen/manager/regbar.go:169
-    wire m_slot_axil_w_offer; // hdlgen/manager/regbar.go:169
-    wire m_slot_axil_b_wait; // hdlgen/manager/regbar.go:170
-    wire m_slot_axil_ar_offer; // hdlgen/manager/regbar.go:171
-    wire m_slot_axil_r_wait; // hdlgen/manager/regbar.go:171
-    wire rb_msix_write; // hdlgen/manager/regbar.go:202
-    wire rb_msix_read; // hdlgen/manager/regbar.go:204
-    wire rb_ctr_read; // hdlgen/manager/regbar.go:213
-    wire rb_ctr_take; // hdlgen/manager/regbar.go:214
-    wire rb_write_answered; // hdlgen/manager/regbar.go:220
-    wire rb_write_done; // hdlgen/manager/regbar.go:220
-    wire _rb_read_answered_or; // hdlgen/manager/regbar.go:221
-    wire rb_read_answered; // hdlgen/manager/regbar.go:221
-    wire rb_read_done; // hdlgen/manager/regbar.go:221
-    wire rb_read_open; // hdlgen/manager/regbar.go:223
-    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:224
-    wire rb_dw_open; // hdlgen/manager/regbar.go:228
-    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:237
-    wire rb_cpl_end; // hdlgen/manager/regbar.go:238
-    wire rb_read_beat_end; // hdlgen/manager/regbar.go:240
-    wire rb_read_stops; // hdlgen/manager/regbar.go:241
-    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:247
-    wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:252
-    wire rb_sent; // hdlgen/manager/regbar.go:253
+    wire rb_mem_request; // hdlgen/manager/regbar.go:119
+    wire rb_is_write; // hdlgen/manager/regbar.go:120
+    wire rb_is_read; // hdlgen/manager/regbar.go:121
+    wire [10:0] rb_last_dw_in; // hdlgen/manager/regbar.go:125
+    wire rb_at_last; // hdlgen/manager/regbar.go:133
+    wire rb_more; // hdlgen/manager/regbar.go:134
+    wire [10:0] rb_dw_next; // hdlgen/manager/regbar.go:135
+    wire _rb_to_none_or; // hdlgen/manager/regbar.go:158
+    wire rb_to_none; // hdlgen/manager/regbar.go:158
+    wire [511:0] rb_data_from_dw; // hdlgen/manager/regbar.go:162
+    wire [31:0] rb_wdata; // hdlgen/manager/regbar.go:162
+    wire [15:0] rb_keep_from_dw; // hdlgen/manager/regbar.go:163
+    wire rb_have; // hdlgen/manager/regbar.go:163
+    wire [3:0] rb_wstrb; // hdlgen/manager/regbar.go:164
+    wire rb_write_dw; // hdlgen/manager/regbar.go:165
+    wire rb_aw_open; // hdlgen/manager/regbar.go:169
+    wire rb_w_open; // hdlgen/manager/regbar.go:169
+    wire rb_ar_open; // hdlgen/manager/regbar.go:169
+    wire rb_aw_w_done; // hdlgen/manager/regbar.go:170
+    wire [15:0] rb_byte_addr; // hdlgen/manager/regbar.go:201
+    wire m_axil_write; // hdlgen/manager/regbar.go:175
+    wire m_axil_read; // hdlgen/manager/regbar.go:175
+    wire m_axil_aw_offer; // hdlgen/manager/regbar.go:176
+    wire m_axil_w_offer; // hdlgen/manager/regbar.go:176
+    wire m_axil_b_wait; // hdlgen/manager/regbar.go:177
+    wire m_axil_ar_offer; // hdlgen/manager/regbar.go:178
+    wire m_axil_r_wait; // hdlgen/manager/regbar.go:178
+    wire m_slot_axil_write; // hdlgen/manager/regbar.go:175
+    wire m_slot_axil_read; // hdlgen/manager/regbar.go:175
+    wire m_slot_axil_aw_offer; // hdlgen/manager/regbar.go:176
+    wire m_slot_axil_w_offer; // hdlgen/manager/regbar.go:176
+    wire m_slot_axil_b_wait; // hdlgen/manager/regbar.go:177
+    wire m_slot_axil_ar_offer; // hdlgen/manager/regbar.go:178
+    wire m_slot_axil_r_wait; // hdlgen/manager/regbar.go:178
+    wire rb_msix_write; // hdlgen/manager/regbar.go:209
+    wire rb_msix_read; // hdlgen/manager/regbar.go:211
+    wire rb_msix_at_control; // hdlgen/manager/regbar.go:219
+    wire rb_msix_mask_write; // hdlgen/manager/regbar.go:221
+    wire [63:0] rb_msix_vector_bit; // hdlgen/manager/regbar.go:222
+    wire [63:0] msix_vector_masked_next; // hdlgen/manager/regbar.go:223
+    wire [63:0] rb_msix_masked_from_vector; // hdlgen/manager/regbar.go:229
+    wire [31:0] rb_msix_rdata; // hdlgen/manager/regbar.go:232
+    wire [63:0] rb_pba_from_dw; // hdlgen/manager/regbar.go:235
+    wire [31:0] rb_pba_rdata; // hdlgen/manager/regbar.go:235
+    wire rb_ctr_read; // hdlgen/manager/regbar.go:243
+    wire rb_ctr_take; // hdlgen/manager/regbar.go:244
+    wire _rb_write_answered_or; // hdlgen/manager/regbar.go:250
+    wire rb_write_answered; // hdlgen/manager/regbar.go:250
+    wire rb_write_done; // hdlgen/manager/regbar.go:250
+    wire _rb_read_answered_or; // hdlgen/manager/regbar.go:251
+    wire rb_read_answered; // hdlgen/manager/regbar.go:251
+    wire rb_read_done; // hdlgen/manager/regbar.go:251
+    wire rb_read_open; // hdlgen/manager/regbar.go:253
+    wire [31:0] _rb_rdata_or; // hdlgen/manager/regbar.go:254
+    wire [31:0] rb_rdata; // hdlgen/manager/regbar.go:254
+    wire rb_dw_open; // hdlgen/manager/regbar.go:258
+    wire [8:0] rb_mps_mask; // hdlgen/manager/regbar.go:267
+    wire rb_cpl_end; // hdlgen/manager/regbar.go:268
+    wire rb_read_beat_end; // hdlgen/manager/regbar.go:270
+    wire rb_read_stops; // hdlgen/manager/regbar.go:271
+    wire [15:0] rb_dw_bit; // hdlgen/manager/regbar.go:277
+    wire [511:0] rb_rbuf_next; // hdlgen/manager/regbar.go:282
+    wire rb_sent; // hdlgen/manager/regbar.go:283
     wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1120
     wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1122
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1123
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1124
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1125
     wire [95:0] rb_cpl_first; // hdlgen/manager/manager.go:1129
-    wire rb_next_cpl; // hdlgen/manager/regbar.go:266
-    wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:267
-    wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:267
-    wire [30:0] rb_cpl_start; // hdlgen/manager/regbar.go:268
-    wire [10:0] rb_to_boundary; // hdlgen/manager/regbar.go:269
-    wire [10:0] rb_to_end; // hdlgen/manager/regbar.go:270
-    wire rb_cpl_begin; // hdlgen/manager/regbar.go:271
-    wire [14:0] rb_cpl_bytes; // hdlgen/manager/regbar.go:280
-    wire [10:0] rb_cpl_dws; // hdlgen/manager/regbar.go:283
-    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:284
-    wire rb_no_more; // hdlgen/manager/regbar.go:303
-    wire rb_read_decided; // hdlgen/manager/regbar.go:305
-    wire rb_ready; // hdlgen/manager/regbar.go:306
-    wire rb_sent_more; // hdlgen/manager/regbar.go:311
-    wire rb_advance; // hdlgen/manager/regbar.go:312
-    wire [10:0] rb_cpl_pos_next; // hdlgen/manager/regbar.go:314
-    wire rb_hdr_below_manager_end; // hdlgen/manager/regbar.go:140
-    wire rb_hdr_below_slots_end; // hdlgen/manager/regbar.go:140
-    wire rb_hdr_below_msix_end; // hdlgen/manager/regbar.go:140
-    wire rb_hdr_below_counters; // hdlgen/manager/regbar.go:140
-    wire rb_hdr_below_counters_end; // hdlgen/manager/regbar.go:140
-    wire rb_next_below_manager_end; // hdlgen/manager/regbar.go:140
-    wire rb_next_below_slots_end; // hdlgen/manager/regbar.go:140
-    wire rb_next_below_msix_end; // hdlgen/manager/regbar.go:140
-    wire rb_next_below_counters; // hdlgen/manager/regbar.go:140
-    wire rb_next_below_counters_end; // hdlgen/manager/regbar.go:140
-    wire rb_to_manager_next; // hdlgen/manager/regbar.go:320
-    wire rb_to_slots_next; // hdlgen/manager/regbar.go:320
-    wire rb_to_msix_next; // hdlgen/manager/regbar.go:320
-    wire rb_to_counters_next; // hdlgen/manager/regbar.go:320
-    wire rb_write_ends; // hdlgen/manager/regbar.go:325
-    wire [2:0] _rb_state_next_mux_2; // hdlgen/manager/regbar.go:342
-    wire [2:0] _rb_state_next_mux; // hdlgen/manager/regbar.go:342
-    wire [2:0] rb_state_next; // hdlgen/manager/regbar.go:342
+    wire rb_next_cpl; // hdlgen/manager/regbar.go:296
+    wire [30:0] rb_hdr_dw_addr; // hdlgen/manager/regbar.go:297
+    wire [30:0] rb_dw_addr_next; // hdlgen/manager/regbar.go:297
+    wire [30:0] rb_cpl_start; // hdlgen/manager/regbar.go:298
+    wire [10:0] rb_to_boundary; // hdlgen/manager/regbar.go:299
+    wire [10:0] rb_to_end; // hdlgen/manager/regbar.go:300
+    wire rb_cpl_begin; // hdlgen/manager/regbar.go:301
+    wire [14:0] rb_cpl_bytes; // hdlgen/manager/regbar.go:310
+    wire [10:0] rb_cpl_dws; // hdlgen/manager/regbar.go:313
+    wire [95:0] rb_cpl_hdr; // hdlgen/manager/regbar.go:314
+    wire rb_no_more; // hdlgen/manager/regbar.go:333
+    wire rb_read_decided; // hdlgen/manager/regbar.go:335
+    wire rb_ready; // hdlgen/manager/regbar.go:336
+    wire rb_sent_more; // hdlgen/manager/regbar.go:341
+    wire rb_advance; // hdlgen/manager/regbar.go:342
+    wire [10:0] rb_cpl_pos_next; // hdlgen/manager/regbar.go:344
+    wire rb_hdr_below_manager_end; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_slots_end; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_msix_end; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_counters; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_counters_end; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_pba; // hdlgen/manager/regbar.go:146
+    wire rb_hdr_below_pba_end; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_manager_end; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_slots_end; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_msix_end; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_counters; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_counters_end; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_pba; // hdlgen/manager/regbar.go:146
+    wire rb_next_below_pba_end; // hdlgen/manager/regbar.go:146
+    wire rb_to_manager_next; // hdlgen/manager/regbar.go:350
+    wire rb_to_slots_next; // hdlgen/manager/regbar.go:350
+    wire rb_to_msix_next; // hdlgen/manager/regbar.go:350
+    wire rb_to_counters_next; // hdlgen/manager/regbar.go:350
+    wire rb_to_pba_next; // hdlgen/manager/regbar.go:350
+    wire rb_write_ends; // hdlgen/manager/regbar.go:355
+    wire [2:0] _rb_state_next_mux_2; // hdlgen/manager/regbar.go:372
+    wire [2:0] _rb_state_next_mux; // hdlgen/manager/regbar.go:372
+    wire [2:0] rb_state_next; // hdlgen/manager/regbar.go:372
     wire unused;
 
 `ifndef SYNTHESIS
@@ -235,7 +262,7 @@ module onic_pcie_manager_regbar (
     assign rb_more = ~rb_at_last;
     assign rb_dw_next = rb_dw + 11'h1;
     assign _rb_to_none_or = rb_to_msix | rb_to_counters;
-    assign rb_to_none = ~(rb_to_manager | rb_to_slots | _rb_to_none_or);
+    assign rb_to_none = ~(rb_to_manager | rb_to_slots | _rb_to_none_or | rb_to_pba);
     assign rb_data_from_dw = s_tlp_data >> {rb_dw[3:0], 5'h0};
     assign rb_wdata = rb_data_from_dw[31:0];
     assign rb_keep_from_dw = s_tlp_keep >> rb_dw[3:0];
@@ -263,23 +290,36 @@ module onic_pcie_manager_regbar (
     assign m_slot_axil_r_wait = m_slot_axil_read & rb_ar_done;
     assign rb_msix_write = rb_write_dw & rb_to_msix;
     assign rb_msix_read = rb_reading & rb_to_msix & (~rb_msix_pending);
+    assign rb_msix_at_control = rb_dw_addr[1:0] == 2'h3;
+    assign rb_msix_mask_write = rb_msix_write & rb_msix_at_control & rb_wstrb[0];
+    assign rb_msix_vector_bit = 64'h1 << rb_dw_addr[7:2];
+    assign msix_vector_masked_next = rb_wdata[0] ? (msix_vector_masked | rb_msix_vector_bit)
+                                     : (msix_vector_masked & (~rb_msix_vector_bit));
+    assign rb_msix_masked_from_vector = msix_vector_masked >> rb_dw_addr[7:2];
+    assign rb_msix_rdata = rb_msix_read_control
+                           ? {_rb_msix_rdata_memread[31:1], rb_msix_read_mask_bit}
+                           : _rb_msix_rdata_memread;
+    assign rb_pba_from_dw = msix_pending >> {rb_dw_addr[0], 5'h0};
+    assign rb_pba_rdata = rb_pba_from_dw[31:0];
     assign rb_ctr_read = rb_reading & rb_to_counters & (~(rb_ctr_wait | rb_ctr_pending));
     assign rb_ctr_take = rb_reading & rb_to_counters & rb_ctr_wait;
+    assign _rb_write_answered_or = rb_to_pba | rb_to_none;
     assign rb_write_answered = (rb_to_manager & m_axil_b_wait & m_axil_bvalid)
                                | (rb_to_slots & m_slot_axil_b_wait & m_slot_axil_bvalid)
-                               | _rb_to_none_or | rb_to_none;
+                               | _rb_to_none_or | _rb_write_answered_or;
     assign rb_write_done = rb_write_dw & rb_write_answered;
     assign _rb_read_answered_or = (rb_to_manager & m_axil_r_wait & m_axil_rvalid)
                                   | (rb_to_slots & m_slot_axil_r_wait & m_slot_axil_rvalid)
                                   | (rb_to_msix & rb_msix_pending)
                                   | (rb_to_counters & rb_ctr_pending);
-    assign rb_read_answered = _rb_read_answered_or | rb_to_none;
+    assign rb_read_answered = _rb_read_answered_or | _rb_write_answered_or;
     assign rb_read_done = rb_reading & rb_read_answered;
     assign rb_read_open = ~rb_read_done;
-    assign rb_rdata = (rb_to_manager ? m_axil_rdata : 32'h0)
-                      | (rb_to_slots ? m_slot_axil_rdata : 32'h0)
-                      | (rb_to_msix ? _rb_rdata_memread : 32'h0)
-                      | (rb_to_counters ? rb_ctr_data : 32'h0);
+    assign _rb_rdata_or = (rb_to_manager ? m_axil_rdata : 32'h0)
+                          | (rb_to_slots ? m_slot_axil_rdata : 32'h0)
+                          | (rb_to_msix ? rb_msix_rdata : 32'h0)
+                          | (rb_to_counters ? rb_ctr_data : 32'h0);
+    assign rb_rdata = _rb_rdata_or | (rb_to_pba ? rb_pba_rdata : 32'h0);
     assign rb_dw_open = ~(rb_write_done | rb_read_done);
     assign rb_mps_mask = (9'h20 << max_payload) - 9'h1;
     assign rb_cpl_end = rb_at_last | ((rb_dw_addr[8:0] & rb_mps_mask) == rb_mps_mask);
@@ -337,11 +377,15 @@ module onic_pcie_manager_regbar (
     assign rb_hdr_below_msix_end = rb_hdr_dw_addr < 31'h2100;
     assign rb_hdr_below_counters = rb_hdr_dw_addr < 31'h3400;
     assign rb_hdr_below_counters_end = rb_hdr_dw_addr < 31'h3800;
+    assign rb_hdr_below_pba = rb_hdr_dw_addr < 31'h3000;
+    assign rb_hdr_below_pba_end = rb_hdr_dw_addr < 31'h3002;
     assign rb_next_below_manager_end = rb_dw_addr_next < 31'h400;
     assign rb_next_below_slots_end = rb_dw_addr_next < 31'h2000;
     assign rb_next_below_msix_end = rb_dw_addr_next < 31'h2100;
     assign rb_next_below_counters = rb_dw_addr_next < 31'h3400;
     assign rb_next_below_counters_end = rb_dw_addr_next < 31'h3800;
+    assign rb_next_below_pba = rb_dw_addr_next < 31'h3000;
+    assign rb_next_below_pba_end = rb_dw_addr_next < 31'h3002;
     assign rb_to_manager_next = rb_deciding ? rb_hdr_below_manager_end
                                 : (rb_advance ? rb_next_below_manager_end : rb_to_manager);
     assign rb_to_slots_next = rb_deciding ? ((~rb_hdr_below_manager_end) & rb_hdr_below_slots_end)
@@ -356,6 +400,9 @@ module onic_pcie_manager_regbar (
                                  : (rb_advance
                                     ? ((~rb_next_below_counters) & rb_next_below_counters_end)
                                     : rb_to_counters);
+    assign rb_to_pba_next = rb_deciding ? ((~rb_hdr_below_pba) & rb_hdr_below_pba_end)
+                            : (rb_advance ? ((~rb_next_below_pba) & rb_next_below_pba_end)
+                               : rb_to_pba);
     assign rb_write_ends = (rb_write_done & rb_at_last) | rb_no_more;
     assign _rb_state_next_mux_2 = (rb_sent & rb_at_last) ? RB_STATE_IDLE
                                   : (rb_sent_more ? RB_STATE_READ
@@ -371,7 +418,8 @@ module onic_pcie_manager_regbar (
                                : (rb_read_decided ? RB_STATE_READ : _rb_state_next_mux));
     assign unused = &{1'b0, rb_hdr[1:0], rb_hdr[107:106], rb_hdr[113:110], rb_address[1:0],
                     rb_address[63:32], rb_data_from_dw[511:32], rb_keep_from_dw[15:1], m_axil_bresp,
-                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp, rb_cpl_first[73:64],
+                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp,
+                    rb_msix_masked_from_vector[63:1], rb_pba_from_dw[63:32], rb_cpl_first[73:64],
                     rb_cpl_first[95:93], rb_cpl_start[30:9], rb_cpl_bytes[14:13], rb_cpl_dws[10]};
 `ifndef SYNTHESIS
     // rb_state by name, for waveform viewers
@@ -512,6 +560,14 @@ module onic_pcie_manager_regbar (
 
     always @(posedge clk) begin
         if (rst) begin
+            rb_to_pba <= 1'h0;
+        end else begin
+            rb_to_pba <= rb_to_pba_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
             rb_aw_done <= 1'h0;
         end else begin
             rb_aw_done <= (rb_aw_done | (m_axil_aw_offer & m_axil_awready)
@@ -550,7 +606,33 @@ module onic_pcie_manager_regbar (
 
     always @(posedge clk) begin
         if (rb_msix_read) begin
-            _rb_rdata_memread <= msix_table[rb_dw_addr[7:0]];
+            _rb_msix_rdata_memread <= msix_table[rb_dw_addr[7:0]];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (msix_rd_en) begin
+            _msix_rd_data_memread <= msix_table[msix_rd_addr];
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            msix_vector_masked <= 64'hffffffffffffffff;
+        end else if (rb_msix_mask_write) begin
+            msix_vector_masked <= msix_vector_masked_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rb_msix_read) begin
+            rb_msix_read_control <= rb_msix_at_control;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rb_msix_read) begin
+            rb_msix_read_mask_bit <= rb_msix_masked_from_vector[0];
         end
     end
 
@@ -664,6 +746,8 @@ module onic_pcie_manager_regbar (
     assign m_slot_axil_araddr = rb_byte_addr;
     assign m_slot_axil_arvalid = m_slot_axil_ar_offer;
     assign m_slot_axil_rready = m_slot_axil_r_wait;
+    assign msix_rd_data = _msix_rd_data_memread;
+    assign msix_masked = msix_vector_masked;
     assign ctr_index = rb_dw_addr[9:0];
     assign m_cpl_tlp_hdr = rb_cpl_hdr_r;
     assign m_cpl_tlp_data = rb_rbuf;

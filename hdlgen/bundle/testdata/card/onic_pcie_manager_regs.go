@@ -36,7 +36,7 @@ const (
 // Values and layout.
 const (
 	IDValue      = 0x4F4E4943 // ID reads this: "ONIC"
-	VersionValue = 0x00010005 // VERSION reads this: major in [31:16], minor in [15:0]
+	VersionValue = 0x00020000 // VERSION reads this: major in [31:16], minor in [15:0]
 	Counters     = 13         // COUNT_* registers, one a pcie/manager reason
 	VendorID     = 0x0ACE
 	DeviceID     = 0x0001
@@ -50,7 +50,7 @@ const (
 
 // The card's counters in the register BAR, read only, 32 bits, saturating.
 const (
-	CardCounters                             = 52
+	CardCounters                             = 54
 	CardPortInCountOKTotal                   = 0xD000
 	CardPortInCountNotForUsTotal             = 0xD004
 	CardPortInCountWindowMissTotal           = 0xD008
@@ -87,20 +87,22 @@ const (
 	CardSlot3DropClosed                      = 0xD084
 	CardSlot3DropNoProxy                     = 0xD088
 	CardSlot3OutMalformed                    = 0xD08C
-	CardPortAHoldDrops                       = 0xD090
-	CardPortAEgressStalls                    = 0xD094
-	CardPortAReplays                         = 0xD098
-	CardPortALost                            = 0xD09C
-	CardPortAStalls                          = 0xD0A0
-	CardPortACRCErrors                       = 0xD0A4
-	CardPortANaks                            = 0xD0A8
-	CardPortAMalformed                       = 0xD0AC
-	CardPortBHoldDrops                       = 0xD0B0
-	CardPortBEgressStalls                    = 0xD0B4
-	CardPortBReplays                         = 0xD0B8
-	CardPortBLost                            = 0xD0BC
-	CardPortBStalls                          = 0xD0C0
-	CardPortBCRCErrors                       = 0xD0C4
-	CardPortBNaks                            = 0xD0C8
-	CardPortBMalformed                       = 0xD0CC
+	CardMSIXSent                             = 0xD090
+	CardMSIXFailed                           = 0xD094
+	CardPortAHoldDrops                       = 0xD098
+	CardPortAEgressStalls                    = 0xD09C
+	CardPortAReplays                         = 0xD0A0
+	CardPortALost                            = 0xD0A4
+	CardPortAStalls                          = 0xD0A8
+	CardPortACRCErrors                       = 0xD0AC
+	CardPortANaks                            = 0xD0B0
+	CardPortAMalformed                       = 0xD0B4
+	CardPortBHoldDrops                       = 0xD0B8
+	CardPortBEgressStalls                    = 0xD0BC
+	CardPortBReplays                         = 0xD0C0
+	CardPortBLost                            = 0xD0C4
+	CardPortBStalls                          = 0xD0C8
+	CardPortBCRCErrors                       = 0xD0CC
+	CardPortBNaks                            = 0xD0D0
+	CardPortBMalformed                       = 0xD0D4
 )

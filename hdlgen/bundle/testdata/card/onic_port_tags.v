@@ -47,9 +47,10 @@ module onic_port_tags (
     output wire [31:0] unexpected
 );
     reg  [657:0] egress_park_mem [0:63]; // hdlgen/axis/axis.go:136
-    reg  [25:0] tag_orig [0:255]; // hdlgen/internal/card/porttags.go:96
-    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/card/porttags.go:62
-    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/card/porttags.go:63
+    reg  [25:0] tag_orig [0:255]; // hdlgen/internal/card/porttags.go:103
+    reg  [255:0] tag_busy = 256'h0; // hdlgen/internal/card/porttags.go:66
+    reg  [7:0] tag_cursor = 8'h0; // hdlgen/internal/card/porttags.go:67
+    reg  tag_free = 1'h1; // hdlgen/internal/card/porttags.go:83
     reg  [6:0] egress_park_rptr = 7'h0; // hdlgen/axis/axis.go:134
     reg  [6:0] egress_park_wptr = 7'h0; // hdlgen/axis/axis.go:135
     reg  egress_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
@@ -58,23 +59,21 @@ module onic_port_tags (
     reg  [657:0] egress_park_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  egress_merge_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  egress_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:80
-    reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:102
-    reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:111
-    reg  [127:0] rx_hdr_r = 128'h0; // hdlgen/internal/card/porttags.go:113
-    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/card/porttags.go:113
-    reg  [15:0] rx_keep_r = 16'h0; // hdlgen/internal/card/porttags.go:113
-    reg  rx_sop_r = 1'h0; // hdlgen/internal/card/porttags.go:113
-    reg  rx_eop_r = 1'h0; // hdlgen/internal/card/porttags.go:113
-    reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:113
-    reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:133
-    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:149
+    reg  [6:0] egress_park_count = 7'h0; // hdlgen/internal/card/porttags.go:87
+    reg  rx_valid_r = 1'h0; // hdlgen/internal/card/porttags.go:109
+    reg  [25:0] _rx_cpl_matches_memread = 26'h0; // hdlgen/internal/card/porttags.go:118
+    reg  [127:0] rx_hdr_r = 128'h0; // hdlgen/internal/card/porttags.go:120
+    reg  [511:0] rx_data_r = 512'h0; // hdlgen/internal/card/porttags.go:120
+    reg  [15:0] rx_keep_r = 16'h0; // hdlgen/internal/card/porttags.go:120
+    reg  rx_sop_r = 1'h0; // hdlgen/internal/card/porttags.go:120
+    reg  rx_eop_r = 1'h0; // hdlgen/internal/card/porttags.go:120
+    reg  rx_held_r = 1'h0; // hdlgen/internal/card/porttags.go:120
+    reg  rx_dropping = 1'h0; // hdlgen/internal/card/porttags.go:140
+    reg  [31:0] unexpected_count = 32'h0; // hdlgen/internal/card/porttags.go:156
     wire egress_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
-    wire egress_needs_tag; // hdlgen/internal/card/porttags.go:75
-    wire [255:0] tag_busy_from_cursor; // hdlgen/internal/card/porttags.go:76
-    wire tag_free; // hdlgen/internal/card/porttags.go:76
-    wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:77
-    wire egress_in_ready; // hdlgen/internal/card/porttags.go:78
+    wire egress_needs_tag; // hdlgen/internal/card/porttags.go:79
+    wire [657:0] _egress_park_bypass_data_concat; // hdlgen/internal/card/porttags.go:84
+    wire egress_in_ready; // hdlgen/internal/card/porttags.go:85
     wire egress_split_to0; // hdlgen/axis/axis.go:173
     wire _egress_merge_in0_idle_and; // hdlgen/axis/axis.go:174
     wire egress_split_ready0; // hdlgen/axis/axis.go:174
@@ -90,8 +89,8 @@ module onic_port_tags (
     wire egress_park_pop; // hdlgen/axis/axis.go:147
     wire [6:0] egress_park_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] egress_park_out_data; // hdlgen/axis/axis.go:161
-    wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:80
-    wire egress_released_ready; // hdlgen/internal/card/porttags.go:80
+    wire _egress_merge_in1_idle_and; // hdlgen/internal/card/porttags.go:87
+    wire egress_released_ready; // hdlgen/internal/card/porttags.go:87
     wire egress_merge_last_is0; // hdlgen/axis/axis.go:215
     wire egress_merge_last_is1; // hdlgen/axis/axis.go:215
     wire egress_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -103,36 +102,40 @@ module onic_port_tags (
     wire egress_merge_valid; // hdlgen/axis/axis.go:225
     wire [658:0] egress_merge_data; // hdlgen/axis/axis.go:227
     wire egress_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire egress_out_ready; // hdlgen/internal/card/porttags.go:80
-    wire egress_parked; // hdlgen/internal/card/porttags.go:80
-    wire egress_park_room; // hdlgen/internal/card/porttags.go:80
+    wire egress_out_ready; // hdlgen/internal/card/porttags.go:87
+    wire egress_parked; // hdlgen/internal/card/porttags.go:87
+    wire egress_park_room; // hdlgen/internal/card/porttags.go:87
     wire egress_out_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
-    wire tag_alloc; // hdlgen/internal/card/porttags.go:88
-    wire [25:0] tag_orig_in; // hdlgen/internal/card/porttags.go:97
-    wire rx_stage_free; // hdlgen/internal/card/porttags.go:105
-    wire rx_accept; // hdlgen/internal/card/porttags.go:106
+    wire tag_alloc; // hdlgen/internal/card/porttags.go:95
+    wire [25:0] tag_orig_in; // hdlgen/internal/card/porttags.go:104
+    wire rx_stage_free; // hdlgen/internal/card/porttags.go:112
+    wire rx_accept; // hdlgen/internal/card/porttags.go:113
     wire rx_in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [9:0] rx_in_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
-    wire [255:0] tag_busy_from_rx; // hdlgen/internal/card/porttags.go:110
-    wire rx_tag_held; // hdlgen/internal/card/porttags.go:110
+    wire [255:0] tag_busy_from_rx; // hdlgen/internal/card/porttags.go:117
+    wire rx_tag_held; // hdlgen/internal/card/porttags.go:117
     wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:139
     wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:114
-    wire rx_status_sc; // hdlgen/internal/card/porttags.go:130
-    wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:131
-    wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:131
-    wire rx_cpl_unmatched; // hdlgen/internal/card/porttags.go:132
-    wire rx_unexpected; // hdlgen/internal/card/porttags.go:132
-    wire rx_drop; // hdlgen/internal/card/porttags.go:134
-    wire rx_kept; // hdlgen/internal/card/porttags.go:135
-    wire rx_gone; // hdlgen/internal/card/porttags.go:137
-    wire rx_taken; // hdlgen/internal/card/porttags.go:138
-    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:158
-    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:160
-    wire tag_release; // hdlgen/internal/card/porttags.go:161
-    wire [255:0] tag_busy_next; // hdlgen/internal/card/porttags.go:165
+    wire rx_status_sc; // hdlgen/internal/card/porttags.go:137
+    wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:138
+    wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:138
+    wire rx_cpl_unmatched; // hdlgen/internal/card/porttags.go:139
+    wire rx_unexpected; // hdlgen/internal/card/porttags.go:139
+    wire rx_drop; // hdlgen/internal/card/porttags.go:141
+    wire rx_kept; // hdlgen/internal/card/porttags.go:142
+    wire rx_gone; // hdlgen/internal/card/porttags.go:144
+    wire rx_taken; // hdlgen/internal/card/porttags.go:145
+    wire [12:0] rx_cpl_bytes; // hdlgen/internal/card/porttags.go:165
+    wire rx_cpl_last; // hdlgen/internal/card/porttags.go:167
+    wire tag_release; // hdlgen/internal/card/porttags.go:168
+    wire [255:0] tag_busy_next; // hdlgen/internal/card/porttags.go:172
+    wire tag_cursor_moves; // hdlgen/internal/card/porttags.go:173
+    wire [7:0] tag_cursor_next; // hdlgen/internal/card/porttags.go:174
+    wire [255:0] tag_busy_from_next; // hdlgen/internal/card/porttags.go:180
+    wire _tag_free_or; // hdlgen/internal/card/porttags.go:182
     wire unused;
 
 `ifndef SYNTHESIS
@@ -148,8 +151,6 @@ module onic_port_tags (
     assign egress_needs_tag = (~egress_hdr_completion)
                               & (~((s_tlp_hdr[126] & (s_tlp_hdr[124:120] == 5'h0))
                                  | (s_tlp_hdr[124:123] == 2'h2)));
-    assign tag_busy_from_cursor = tag_busy >> tag_cursor;
-    assign tag_free = ~tag_busy_from_cursor[0];
     assign _egress_park_bypass_data_concat = {s_tlp_eop, s_tlp_hdr, s_tlp_data, s_tlp_keep,
                                              s_tlp_sop};
     assign egress_in_ready = ((egress_split_to0 & egress_split_ready0)
@@ -231,7 +232,12 @@ module onic_port_tags (
     assign tag_release = rx_taken & rx_eop_r & rx_kept & rx_hdr_completion & rx_cpl_last;
     assign tag_busy_next = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
                            & (~(tag_release ? (256'h1 << rx_hdr_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, tag_busy_from_cursor[255:1], tag_busy_from_rx[255:1], rx_hdr_tag[9:8]};
+    assign tag_cursor_moves = (~tag_free) | tag_alloc;
+    assign tag_cursor_next = tag_cursor + 8'h1;
+    assign tag_busy_from_next = tag_busy >> tag_cursor_next;
+    assign _tag_free_or = (~up) | (~tag_cursor_moves) | (~tag_busy_from_next[0])
+                          | (tag_release & (rx_hdr_tag[7:0] == tag_cursor_next));
+    assign unused = &{1'b0, tag_busy_from_rx[255:1], rx_hdr_tag[9:8], tag_busy_from_next[255:1]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -245,7 +251,15 @@ module onic_port_tags (
         if (rst) begin
             tag_cursor <= 8'h0;
         end else begin
-            tag_cursor <= (tag_busy_from_cursor[0] | tag_alloc) ? (tag_cursor + 8'h1) : tag_cursor;
+            tag_cursor <= tag_cursor_moves ? tag_cursor_next : tag_cursor;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            tag_free <= 1'h1;
+        end else begin
+            tag_free <= _tag_free_or;
         end
     end
 

@@ -59,23 +59,24 @@ module onic_slot (
     input  wire [63:0] kernel_m_cpl_addr,
     input  wire [255:0] kernel_m_cpl_data,
     input  wire kernel_m_irq_valid,
-    input  wire [63:0] kernel_m_irq_addr,
-    input  wire [31:0] kernel_m_irq_data,
     input  wire [511:0] kernel_m_tdata,
     input  wire [63:0] kernel_m_tkeep,
     input  wire kernel_m_tlast,
     input  wire kernel_m_tvalid,
     // Kernel output the slot could not send as a write.
     output wire [31:0] out_malformed,
-    // The kernel's output as posted writes to its egress, then the task shell's completion records
-    // and MSI-X messages.
+    // The kernel's output as posted writes to its egress, then the task shell's completion records.
     input  wire m_tlp_ready,
     output wire [127:0] m_tlp_hdr,
     output wire [511:0] m_tlp_data,
     output wire [15:0] m_tlp_keep,
     output wire m_tlp_sop,
     output wire m_tlp_eop,
-    output wire m_tlp_valid
+    output wire m_tlp_valid,
+    // The task shell's interrupt, once its record has left: valid until the card's MSI-X controller
+    // is ready.
+    output wire irq_valid,
+    input  wire irq_ready
 );
     reg  [127:0] jobs_mem [0:15]; // hdlgen/axis/axis.go:136
     reg  [576:0] buffer_mem [0:127]; // hdlgen/axis/axis.go:136
@@ -94,21 +95,21 @@ module onic_slot (
     reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:622
-    reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:405
-    reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:407
-    reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:405
-    reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:407
-    reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:405
-    reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:407
+    reg  in_dropping = 1'h0; // hdlgen/internal/slot/slot.go:629
+    reg  drop_not_write_now = 1'h0; // hdlgen/internal/slot/slot.go:408
+    reg  [31:0] drop_not_write_count = 32'h0; // hdlgen/internal/slot/slot.go:410
+    reg  drop_closed_now = 1'h0; // hdlgen/internal/slot/slot.go:408
+    reg  [31:0] drop_closed_count = 32'h0; // hdlgen/internal/slot/slot.go:410
+    reg  drop_no_proxy_now = 1'h0; // hdlgen/internal/slot/slot.go:408
+    reg  [31:0] drop_no_proxy_count = 32'h0; // hdlgen/internal/slot/slot.go:410
     reg  [4:0] jobs_rptr = 5'h0; // hdlgen/axis/axis.go:134
     reg  [4:0] jobs_wptr = 5'h0; // hdlgen/axis/axis.go:135
     reg  jobs_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [127:0] jobs_bypass_data = 128'h0; // hdlgen/axis/axis.go:138
     reg  [4:0] jobs_rptr_inc = 5'h1; // hdlgen/axis/axis.go:152
     reg  [127:0] jobs_head = 128'h0; // hdlgen/axis/axis.go:158
-    reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:437
-    reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:447
+    reg  [12:0] out_bytes = 13'h0; // hdlgen/internal/slot/slot.go:440
+    reg  [31:0] out_malformed_count = 32'h0; // hdlgen/internal/slot/slot.go:450
     reg  [7:0] buffer_rptr = 8'h0; // hdlgen/axis/axis.go:134
     reg  [7:0] buffer_wptr = 8'h0; // hdlgen/axis/axis.go:135
     reg  buffer_bypass = 1'h0; // hdlgen/axis/axis.go:137
@@ -121,9 +122,9 @@ module onic_slot (
     reg  [12:0] lens_bypass_data = 13'h0; // hdlgen/axis/axis.go:138
     reg  [4:0] lens_rptr_inc = 5'h1; // hdlgen/axis/axis.go:152
     reg  [12:0] lens_head = 13'h0; // hdlgen/axis/axis.go:158
-    reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:456
-    reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:457
-    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:464
+    reg  out_busy = 1'h0; // hdlgen/internal/slot/slot.go:460
+    reg  [1:0] out_held = 2'h0; // hdlgen/internal/slot/slot.go:461
+    reg  out_first = 1'h1; // hdlgen/internal/slot/slot.go:468
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
     reg  [127:0] out_slice_hdr = 128'h0; // hdlgen/axis/axis.go:85
     reg  [511:0] out_slice_data = 512'h0; // hdlgen/axis/axis.go:85
@@ -136,16 +137,16 @@ module onic_slot (
     reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    wire task_closed; // hdlgen/internal/slot/slot.go:334
-    wire kernel_takes; // hdlgen/internal/slot/slot.go:335
-    wire job_push; // hdlgen/internal/slot/slot.go:336
-    wire job_room; // hdlgen/internal/slot/slot.go:336
-    wire s_host_tlp_ready_w; // hdlgen/internal/slot/slot.go:347
-    wire s_port_a_tlp_ready_w; // hdlgen/internal/slot/slot.go:347
-    wire s_port_b_tlp_ready_w; // hdlgen/internal/slot/slot.go:347
-    wire buffer_ready; // hdlgen/internal/slot/slot.go:350
-    wire cpl_ready; // hdlgen/internal/slot/slot.go:351
-    wire irq_ready; // hdlgen/internal/slot/slot.go:351
+    wire task_closed; // hdlgen/internal/slot/slot.go:337
+    wire kernel_takes; // hdlgen/internal/slot/slot.go:338
+    wire job_push; // hdlgen/internal/slot/slot.go:339
+    wire job_room; // hdlgen/internal/slot/slot.go:339
+    wire s_host_tlp_ready_w; // hdlgen/internal/slot/slot.go:350
+    wire s_port_a_tlp_ready_w; // hdlgen/internal/slot/slot.go:350
+    wire s_port_b_tlp_ready_w; // hdlgen/internal/slot/slot.go:350
+    wire buffer_ready; // hdlgen/internal/slot/slot.go:353
+    wire cpl_ready; // hdlgen/internal/slot/slot.go:354
+    wire shell_irq_ready; // hdlgen/internal/slot/slot.go:354
     wire in_mux_last_is0; // hdlgen/axis/axis.go:215
     wire in_mux_last_is1; // hdlgen/axis/axis.go:215
     wire in_mux_last_is2; // hdlgen/axis/axis.go:215
@@ -167,25 +168,25 @@ module onic_slot (
     wire in_slice_pending; // hdlgen/axis/axis.go:103
     wire in_slice_park; // hdlgen/axis/axis.go:114
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:146
-    wire in_is_write; // hdlgen/internal/slot/slot.go:575
-    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:599
-    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:595
-    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:600
-    wire in_pass; // hdlgen/internal/slot/slot.go:612
-    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:613
-    wire in_drop; // hdlgen/internal/slot/slot.go:614
-    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:614
-    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:614
-    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:614
-    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:614
-    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:614
-    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:623
-    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:624
-    wire in_to_kernel; // hdlgen/internal/slot/slot.go:625
-    wire in_ready; // hdlgen/internal/slot/slot.go:626
-    wire [31:0] drop_not_write_add; // hdlgen/internal/slot/slot.go:408
-    wire [31:0] drop_closed_add; // hdlgen/internal/slot/slot.go:408
-    wire [31:0] drop_no_proxy_add; // hdlgen/internal/slot/slot.go:408
+    wire in_is_write; // hdlgen/internal/slot/slot.go:582
+    wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:606
+    wire _drop_not_write_now_and; // hdlgen/internal/slot/slot.go:602
+    wire _drop_closed_now_and; // hdlgen/internal/slot/slot.go:607
+    wire in_pass; // hdlgen/internal/slot/slot.go:619
+    wire [63:0] in_out_address; // hdlgen/internal/slot/slot.go:620
+    wire in_drop; // hdlgen/internal/slot/slot.go:621
+    wire [1:0] _jobs_bypass_data_mux_2; // hdlgen/internal/slot/slot.go:621
+    wire in_out_rewrite_4dw; // hdlgen/internal/slot/slot.go:621
+    wire [31:0] in_out_rewrite_dw0; // hdlgen/internal/slot/slot.go:621
+    wire [31:0] in_out_rewrite_dw1; // hdlgen/internal/slot/slot.go:621
+    wire [127:0] _jobs_bypass_data_mux; // hdlgen/internal/slot/slot.go:621
+    wire _in_ready_mux; // hdlgen/internal/slot/slot.go:630
+    wire _in_to_kernel_mux; // hdlgen/internal/slot/slot.go:631
+    wire in_to_kernel; // hdlgen/internal/slot/slot.go:632
+    wire in_ready; // hdlgen/internal/slot/slot.go:633
+    wire [31:0] drop_not_write_add; // hdlgen/internal/slot/slot.go:411
+    wire [31:0] drop_closed_add; // hdlgen/internal/slot/slot.go:411
+    wire [31:0] drop_no_proxy_add; // hdlgen/internal/slot/slot.go:411
     wire jobs_empty; // hdlgen/axis/axis.go:140
     wire jobs_full; // hdlgen/axis/axis.go:141
     wire jobs_not_full; // hdlgen/axis/axis.go:142
@@ -195,44 +196,44 @@ module onic_slot (
     wire jobs_pop; // hdlgen/axis/axis.go:147
     wire [4:0] jobs_rptr_next; // hdlgen/axis/axis.go:153
     wire [127:0] jobs_out_data; // hdlgen/axis/axis.go:161
-    wire len_room; // hdlgen/internal/slot/slot.go:433
-    wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:434
-    wire out_buffer_offer; // hdlgen/internal/slot/slot.go:434
-    wire buffer_room; // hdlgen/internal/slot/slot.go:434
-    wire _out_bytes_and; // hdlgen/internal/slot/slot.go:436
-    wire [2:0] out_keep_ones_0_3; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_4_7; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_0_7; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_8_11; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_12_15; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_8_15; // hdlgen/internal/slot/slot.go:438
-    wire [4:0] out_keep_ones_0_15; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_16_19; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_20_23; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_16_23; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_24_27; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_28_31; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_24_31; // hdlgen/internal/slot/slot.go:438
-    wire [4:0] out_keep_ones_16_31; // hdlgen/internal/slot/slot.go:438
-    wire [5:0] out_keep_ones_0_31; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_32_35; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_36_39; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_32_39; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_40_43; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_44_47; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_40_47; // hdlgen/internal/slot/slot.go:438
-    wire [4:0] out_keep_ones_32_47; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_48_51; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_52_55; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_48_55; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_56_59; // hdlgen/internal/slot/slot.go:438
-    wire [2:0] out_keep_ones_60_63; // hdlgen/internal/slot/slot.go:438
-    wire [3:0] out_keep_ones_56_63; // hdlgen/internal/slot/slot.go:438
-    wire [4:0] out_keep_ones_48_63; // hdlgen/internal/slot/slot.go:438
-    wire [5:0] out_keep_ones_32_63; // hdlgen/internal/slot/slot.go:438
-    wire [6:0] out_keep_ones_0_63; // hdlgen/internal/slot/slot.go:438
-    wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:438
-    wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:449
+    wire len_room; // hdlgen/internal/slot/slot.go:436
+    wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:437
+    wire out_buffer_offer; // hdlgen/internal/slot/slot.go:437
+    wire buffer_room; // hdlgen/internal/slot/slot.go:437
+    wire _out_bytes_and; // hdlgen/internal/slot/slot.go:439
+    wire [2:0] out_keep_ones_0_3; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_4_7; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_0_7; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_8_11; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_12_15; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_8_15; // hdlgen/internal/slot/slot.go:441
+    wire [4:0] out_keep_ones_0_15; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_16_19; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_20_23; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_16_23; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_24_27; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_28_31; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_24_31; // hdlgen/internal/slot/slot.go:441
+    wire [4:0] out_keep_ones_16_31; // hdlgen/internal/slot/slot.go:441
+    wire [5:0] out_keep_ones_0_31; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_32_35; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_36_39; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_32_39; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_40_43; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_44_47; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_40_47; // hdlgen/internal/slot/slot.go:441
+    wire [4:0] out_keep_ones_32_47; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_48_51; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_52_55; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_48_55; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_56_59; // hdlgen/internal/slot/slot.go:441
+    wire [2:0] out_keep_ones_60_63; // hdlgen/internal/slot/slot.go:441
+    wire [3:0] out_keep_ones_56_63; // hdlgen/internal/slot/slot.go:441
+    wire [4:0] out_keep_ones_48_63; // hdlgen/internal/slot/slot.go:441
+    wire [5:0] out_keep_ones_32_63; // hdlgen/internal/slot/slot.go:441
+    wire [6:0] out_keep_ones_0_63; // hdlgen/internal/slot/slot.go:441
+    wire [12:0] out_bytes_total; // hdlgen/internal/slot/slot.go:441
+    wire _out_malformed_count_or; // hdlgen/internal/slot/slot.go:452
     wire buffer_empty; // hdlgen/axis/axis.go:140
     wire buffer_full; // hdlgen/axis/axis.go:141
     wire buffer_not_full; // hdlgen/axis/axis.go:142
@@ -251,40 +252,38 @@ module onic_slot (
     wire lens_pop; // hdlgen/axis/axis.go:147
     wire [4:0] lens_rptr_next; // hdlgen/axis/axis.go:153
     wire [12:0] lens_out_data; // hdlgen/axis/axis.go:161
-    wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:460
-    wire out_is_data; // hdlgen/internal/slot/slot.go:461
-    wire out_is_record; // hdlgen/internal/slot/slot.go:462
-    wire out_is_message; // hdlgen/internal/slot/slot.go:463
-    wire [12:0] out_bytes_to_dw; // hdlgen/internal/slot/slot.go:466
-    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:466
-    wire [3:0] _out_last_dw_be_or; // hdlgen/internal/slot/slot.go:468
-    wire [3:0] out_last_dw_be; // hdlgen/internal/slot/slot.go:470
-    wire out_one_dw; // hdlgen/internal/slot/slot.go:471
-    wire out_no_bytes; // hdlgen/internal/slot/slot.go:472
-    wire [3:0] out_first_be; // hdlgen/internal/slot/slot.go:473
-    wire [3:0] out_last_be; // hdlgen/internal/slot/slot.go:474
-    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:477
-    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:477
-    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:477
-    wire msg_rewrite_4dw; // hdlgen/internal/slot/slot.go:478
-    wire [31:0] msg_rewrite_dw0; // hdlgen/internal/slot/slot.go:478
-    wire [31:0] msg_rewrite_dw1; // hdlgen/internal/slot/slot.go:478
-    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:487
-    wire out_valid; // hdlgen/internal/slot/slot.go:488
-    wire out_eop; // hdlgen/internal/slot/slot.go:489
-    wire [127:0] _out_hdr_or; // hdlgen/internal/slot/slot.go:491
-    wire [127:0] out_hdr; // hdlgen/internal/slot/slot.go:491
-    wire [511:0] out_data; // hdlgen/internal/slot/slot.go:491
-    wire [15:0] out_dw_keep; // hdlgen/internal/slot/slot.go:496
-    wire [15:0] out_keep; // hdlgen/internal/slot/slot.go:491
-    wire out_sop; // hdlgen/internal/slot/slot.go:497
+    wire [1:0] out_sel; // hdlgen/internal/slot/slot.go:464
+    wire out_is_data; // hdlgen/internal/slot/slot.go:465
+    wire out_is_record; // hdlgen/internal/slot/slot.go:466
+    wire out_is_interrupt; // hdlgen/internal/slot/slot.go:467
+    wire [12:0] out_bytes_to_dw; // hdlgen/internal/slot/slot.go:470
+    wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:470
+    wire [3:0] _out_last_dw_be_or; // hdlgen/internal/slot/slot.go:472
+    wire [3:0] out_last_dw_be; // hdlgen/internal/slot/slot.go:474
+    wire out_one_dw; // hdlgen/internal/slot/slot.go:475
+    wire out_no_bytes; // hdlgen/internal/slot/slot.go:476
+    wire [3:0] out_first_be; // hdlgen/internal/slot/slot.go:477
+    wire [3:0] out_last_be; // hdlgen/internal/slot/slot.go:478
+    wire record_rewrite_4dw; // hdlgen/internal/slot/slot.go:481
+    wire [31:0] record_rewrite_dw0; // hdlgen/internal/slot/slot.go:481
+    wire [31:0] record_rewrite_dw1; // hdlgen/internal/slot/slot.go:481
+    wire out_slice_in_ready; // hdlgen/internal/slot/slot.go:490
+    wire out_valid; // hdlgen/internal/slot/slot.go:491
+    wire out_eop; // hdlgen/internal/slot/slot.go:492
+    wire [127:0] out_hdr; // hdlgen/internal/slot/slot.go:493
+    wire [511:0] out_data; // hdlgen/internal/slot/slot.go:493
+    wire [15:0] out_dw_keep; // hdlgen/internal/slot/slot.go:497
+    wire [15:0] out_keep; // hdlgen/internal/slot/slot.go:493
+    wire out_sop; // hdlgen/internal/slot/slot.go:498
     wire out_slice_out_ready; // hdlgen/axis/axis.go:92
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:99
+    wire _out_slice_load_not; // hdlgen/axis/axis.go:102
     wire out_slice_load; // hdlgen/axis/axis.go:102
     wire out_slice_pending; // hdlgen/axis/axis.go:103
     wire out_slice_park; // hdlgen/axis/axis.go:114
-    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:503
-    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:509
+    wire _jobs_out_ready_and_2; // hdlgen/internal/slot/slot.go:504
+    wire _jobs_out_ready_and; // hdlgen/internal/slot/slot.go:510
+    wire irq_raise; // hdlgen/internal/slot/slot.go:517
     wire unused;
 
 `ifndef SYNTHESIS
@@ -307,7 +306,7 @@ module onic_slot (
     assign s_port_b_tlp_ready_w = (in_mux_out_ready & in_mux_grant2);
     assign buffer_ready = (buffer_room & len_room);
     assign cpl_ready = (out_is_record & out_slice_in_ready);
-    assign irq_ready = (out_is_message & out_slice_in_ready);
+    assign shell_irq_ready = (irq_raise & irq_ready);
     assign in_mux_last_is0 = in_mux_last == 2'h0;
     assign in_mux_last_is1 = in_mux_last == 2'h1;
     assign in_mux_last_is2 = in_mux_last == 2'h2;
@@ -468,7 +467,7 @@ module onic_slot (
                         : (kernel_m_cpl_valid ? 2'h2 : (kernel_m_irq_valid ? 2'h3 : 2'h0)));
     assign out_is_data = out_sel == 2'h1;
     assign out_is_record = out_sel == 2'h2;
-    assign out_is_message = out_sel == 2'h3;
+    assign out_is_interrupt = out_sel == 2'h3;
     assign out_bytes_to_dw = lens_out_data + 13'h3;
     assign out_dws = out_bytes_to_dw[12:2];
     assign _out_last_dw_be_or = ((lens_out_data[1:0] == 2'h1) ? 4'h1 : 4'h0)
@@ -482,34 +481,17 @@ module onic_slot (
     assign record_rewrite_4dw = |kernel_m_cpl_addr[63:32];
     assign record_rewrite_dw0 = {2'h1, record_rewrite_4dw, 29'h8};
     assign record_rewrite_dw1 = {self_id, 16'hff};
-    assign msg_rewrite_4dw = |kernel_m_irq_addr[63:32];
-    assign msg_rewrite_dw0 = {2'h1, msg_rewrite_4dw, 29'h1};
-    assign msg_rewrite_dw1 = {self_id, 16'hf};
     assign out_slice_in_ready = out_slice_skid_empty;
-    assign out_valid = (out_is_data & buffer_not_empty) | (out_is_record & kernel_m_cpl_valid)
-                       | (out_is_message & kernel_m_irq_valid);
+    assign out_valid = (out_is_data & buffer_not_empty) | (out_is_record & kernel_m_cpl_valid);
     assign out_eop = out_is_data ? buffer_out_data[576] : 1'h1;
-    assign _out_hdr_or = (out_is_data
-                          ? {jobs_out_data[127:106], (out_no_bytes ? 10'h1 : out_dws[9:0]),
-                             jobs_out_data[95:72], out_last_be, out_first_be, jobs_out_data[63:0]}
-                          : 128'h0)
-                         | (out_is_record
-                            ? (record_rewrite_4dw
-                               ? {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[63:2],
-                                  2'h0}
-                               : {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[31:2],
-                                  2'h0, 32'h0})
-                            : 128'h0);
-    assign out_hdr = _out_hdr_or
-                     | (out_is_message
-                        ? (msg_rewrite_4dw
-                           ? {msg_rewrite_dw0, msg_rewrite_dw1, kernel_m_irq_addr[63:2], 2'h0}
-                           : {msg_rewrite_dw0, msg_rewrite_dw1, kernel_m_irq_addr[31:2], 2'h0,
-                              32'h0})
-                        : 128'h0);
-    assign out_data = (out_is_data ? buffer_out_data[511:0] : 512'h0)
-                      | (out_is_record ? {256'h0, kernel_m_cpl_data} : 512'h0)
-                      | (out_is_message ? {480'h0, kernel_m_irq_data} : 512'h0);
+    assign out_hdr = out_is_data
+                     ? {jobs_out_data[127:106], (out_no_bytes ? 10'h1 : out_dws[9:0]),
+                        jobs_out_data[95:72], out_last_be, out_first_be, jobs_out_data[63:0]}
+                     : (record_rewrite_4dw
+                        ? {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[63:2], 2'h0}
+                        : {record_rewrite_dw0, record_rewrite_dw1, kernel_m_cpl_addr[31:2], 2'h0,
+                           32'h0});
+    assign out_data = out_is_data ? buffer_out_data[511:0] : {256'h0, kernel_m_cpl_data};
     assign out_dw_keep = {(|buffer_out_data[575:572]), (|buffer_out_data[571:568]),
                          (|buffer_out_data[567:564]), (|buffer_out_data[563:560]),
                          (|buffer_out_data[559:556]), (|buffer_out_data[555:552]),
@@ -518,19 +500,20 @@ module onic_slot (
                          (|buffer_out_data[535:532]), (|buffer_out_data[531:528]),
                          (|buffer_out_data[527:524]), (|buffer_out_data[523:520]),
                          (|buffer_out_data[519:516]), (|buffer_out_data[515:512])};
-    assign out_keep = (out_is_data ? out_dw_keep : 16'h0) | (out_is_record ? 16'hff : 16'h0)
-                      | (out_is_message ? 16'h1 : 16'h0);
+    assign out_keep = out_is_data ? out_dw_keep : 16'hff;
     assign out_sop = out_is_data ? out_first : 1'h1;
     assign out_slice_out_ready = m_tlp_ready;
     assign out_slice_skid_empty = ~out_slice_skid_valid;
-    assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
+    assign _out_slice_load_not = ~out_slice_valid;
+    assign out_slice_load = out_slice_out_ready | _out_slice_load_not;
     assign out_slice_pending = out_slice_skid_valid | out_valid;
     assign out_slice_park = (~out_slice_load) & out_valid & out_slice_skid_empty;
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
     assign _jobs_out_ready_and = out_is_data & _jobs_out_ready_and_2 & out_eop;
+    assign irq_raise = out_is_interrupt & kernel_m_irq_valid & _out_slice_load_not;
     assign unused = &{1'b0, in_mux_data[658:657], in_slice_hdr[95:80], in_out_address[1:0],
                     jobs_out_data[71:64], jobs_out_data[105:96], kernel_s1_tready,
-                    kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0], out_bytes_to_dw[1:0]};
+                    kernel_m_cpl_addr[1:0], out_bytes_to_dw[1:0]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -975,7 +958,7 @@ module onic_slot (
     assign kernel_s1_tvalid = 1'h0;
     assign kernel_m_tready = buffer_ready;
     assign kernel_m_cpl_ready = cpl_ready;
-    assign kernel_m_irq_ready = irq_ready;
+    assign kernel_m_irq_ready = shell_irq_ready;
     assign out_malformed = out_malformed_count;
     assign m_tlp_hdr = out_slice_hdr;
     assign m_tlp_data = out_slice_data;
@@ -983,6 +966,7 @@ module onic_slot (
     assign m_tlp_sop = out_slice_sop;
     assign m_tlp_eop = out_slice_eop;
     assign m_tlp_valid = out_slice_valid;
+    assign irq_valid = irq_raise;
 endmodule
 
 `default_nettype wire

@@ -19,7 +19,7 @@ module onic_slot3_kernel (
     input  wire m_tready,
     // The task shell's completion record for the host's memory.
     input  wire m_cpl_ready,
-    // The task shell's MSI-X message.
+    // The task shell's interrupt, raised after its record: valid until ready.
     input  wire m_irq_ready,
     // The shell's registers (below 0x1000) and the kernel's own (above): 13 address bits.
     input  wire [12:0] s_axil_awaddr,
@@ -39,8 +39,6 @@ module onic_slot3_kernel (
     output wire [63:0] m_cpl_addr,
     output wire [255:0] m_cpl_data,
     output wire m_irq_valid,
-    output wire [63:0] m_irq_addr,
-    output wire [31:0] m_irq_data,
     output wire s_axil_awready,
     output wire s_axil_wready,
     output wire s_axil_bvalid,
@@ -90,8 +88,6 @@ module onic_slot3_kernel (
     assign m_cpl_addr = 64'h0;
     assign m_cpl_data = 256'h0;
     assign m_irq_valid = 1'h0;
-    assign m_irq_addr = 64'h0;
-    assign m_irq_data = 32'h0;
     assign s_axil_awready = axil_zero_write;
     assign s_axil_wready = axil_zero_write;
     assign s_axil_bvalid = axil_zero_bvalid;

@@ -9,8 +9,8 @@ create_clock -period 4.000 -name clk [get_ports user_clk]
 # on the other side of each. Replace them with the real paths once the
 # manager sits between the PCIe core and the optical ports.
 # control
-set_input_delay -clock clk 2.000 [get_ports {user_reset cfg_bus_number[*] pcie_tfc_nph_av[*] pcie_tfc_npd_av[*] cfg_function_status[*] cfg_max_payload[*] cfg_ext_read_received cfg_ext_register_number[*]}]
-set_output_delay -clock clk 2.000 [get_ports {host_np_overflows[*] slot0_drop_not_write[*] slot0_drop_closed[*] slot0_drop_no_proxy[*] slot0_out_malformed[*] slot1_drop_not_write[*] slot1_drop_closed[*] slot1_drop_no_proxy[*] slot1_out_malformed[*] slot2_drop_not_write[*] slot2_drop_closed[*] slot2_drop_no_proxy[*] slot2_out_malformed[*] slot3_drop_not_write[*] slot3_drop_closed[*] slot3_drop_no_proxy[*] slot3_out_malformed[*] cfg_ext_read_data[*] cfg_ext_read_data_valid}]
+set_input_delay -clock clk 2.000 [get_ports {user_reset cfg_bus_number[*] pcie_tfc_nph_av[*] pcie_tfc_npd_av[*] cfg_function_status[*] cfg_max_payload[*] cfg_interrupt_msix_enable[*] cfg_interrupt_msix_mask[*] cfg_interrupt_msi_sent cfg_interrupt_msi_fail pcie_rq_seq_num0[*] pcie_rq_seq_num_vld0 cfg_ext_read_received cfg_ext_register_number[*]}]
+set_output_delay -clock clk 2.000 [get_ports {host_np_overflows[*] slot0_drop_not_write[*] slot0_drop_closed[*] slot0_drop_no_proxy[*] slot0_out_malformed[*] slot1_drop_not_write[*] slot1_drop_closed[*] slot1_drop_no_proxy[*] slot1_out_malformed[*] slot2_drop_not_write[*] slot2_drop_closed[*] slot2_drop_no_proxy[*] slot2_out_malformed[*] slot3_drop_not_write[*] slot3_drop_closed[*] slot3_drop_no_proxy[*] slot3_out_malformed[*] cfg_interrupt_msix_int cfg_interrupt_msix_address[*] cfg_interrupt_msix_data[*] cfg_interrupt_msi_function_number[*] msix_sent[*] msix_failed[*] cfg_ext_read_data[*] cfg_ext_read_data_valid}]
 # the PCIE4 block's completer request interface (PG213)
 set_input_delay -clock clk 2.000 [get_ports {m_axis_cq_tdata[*] m_axis_cq_tuser[*] m_axis_cq_tlast m_axis_cq_tkeep[*] m_axis_cq_tvalid}]
 set_output_delay -clock clk 2.000 [get_ports {m_axis_cq_tready}]

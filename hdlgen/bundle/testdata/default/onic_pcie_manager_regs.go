@@ -36,7 +36,7 @@ const (
 // Values and layout.
 const (
 	IDValue      = 0x4F4E4943 // ID reads this: "ONIC"
-	VersionValue = 0x00010005 // VERSION reads this: major in [31:16], minor in [15:0]
+	VersionValue = 0x00020000 // VERSION reads this: major in [31:16], minor in [15:0]
 	Counters     = 13         // COUNT_* registers, one a pcie/manager reason
 	VendorID     = 0x0ACE
 	DeviceID     = 0x0001

@@ -81,6 +81,16 @@ module onic_board_u250 (
     wire [80:0] s_axis_cc_tuser;
     wire s_axis_cc_tvalid;
     wire [1:0] pcie_cq_np_req;
+    wire [3:0] cfg_interrupt_msix_enable;
+    wire [3:0] cfg_interrupt_msix_mask;
+    wire cfg_interrupt_msi_sent;
+    wire cfg_interrupt_msi_fail;
+    wire [5:0] pcie_rq_seq_num0;
+    wire pcie_rq_seq_num_vld0;
+    wire cfg_interrupt_msix_int;
+    wire [63:0] cfg_interrupt_msix_address;
+    wire [31:0] cfg_interrupt_msix_data;
+    wire [7:0] cfg_interrupt_msi_function_number;
     wire cfg_ext_read_received;
     wire [9:0] cfg_ext_register_number;
     wire [31:0] cfg_ext_read_data;
@@ -137,6 +147,16 @@ module onic_board_u250 (
         .s_axis_cc_tuser(s_axis_cc_tuser),
         .s_axis_cc_tvalid(s_axis_cc_tvalid),
         .pcie_cq_np_req(pcie_cq_np_req),
+        .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+        .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+        .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+        .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+        .pcie_rq_seq_num0(pcie_rq_seq_num0),
+        .pcie_rq_seq_num_vld0(pcie_rq_seq_num_vld0),
+        .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+        .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+        .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+        .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
         .cfg_ext_read_received(cfg_ext_read_received),
         .cfg_ext_register_number(cfg_ext_register_number),
         .cfg_ext_read_data(cfg_ext_read_data),
@@ -156,7 +176,6 @@ module onic_board_u250 (
         .cfg_req_pm_transition_l23_ready(1'b0),
         .cfg_interrupt_int(4'h0),
         .cfg_interrupt_pending(4'h0),
-        .cfg_interrupt_msix_int(1'b0),
         .cfg_mgmt_read(1'b0),
         .cfg_mgmt_write(1'b0),
         .cfg_msg_transmit(1'b0)
@@ -497,6 +516,18 @@ module onic_board_u250 (
         .s_axis_cc_tuser(s_axis_cc_tuser),
         .s_axis_cc_tvalid(s_axis_cc_tvalid),
         .pcie_cq_np_req(pcie_cq_np_req),
+        .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+        .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+        .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+        .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+        .pcie_rq_seq_num0(pcie_rq_seq_num0),
+        .pcie_rq_seq_num_vld0(pcie_rq_seq_num_vld0),
+        .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+        .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+        .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+        .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+        .msix_sent(),
+        .msix_failed(),
         .cfg_ext_read_received(cfg_ext_read_received),
         .cfg_ext_register_number(cfg_ext_register_number),
         .cfg_ext_read_data(cfg_ext_read_data),

@@ -20,7 +20,7 @@ module onic_slot0_kernel (
     input  wire m_tready,
     // The task shell's completion record for the host's memory.
     input  wire m_cpl_ready,
-    // The task shell's MSI-X message.
+    // The task shell's interrupt, raised after its record: valid until ready.
     input  wire m_irq_ready,
     // The shell's registers (below 0x1000) and the kernel's own (above): 13 address bits.
     input  wire [12:0] s_axil_awaddr,
@@ -40,8 +40,6 @@ module onic_slot0_kernel (
     output wire [63:0] m_cpl_addr,
     output wire [255:0] m_cpl_data,
     output wire m_irq_valid,
-    output wire [63:0] m_irq_addr,
-    output wire [31:0] m_irq_data,
     output wire s_axil_awready,
     output wire s_axil_wready,
     output wire s_axil_bvalid,

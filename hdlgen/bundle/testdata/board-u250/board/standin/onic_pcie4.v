@@ -44,6 +44,16 @@ module onic_pcie4 (
     input  wire [80:0] s_axis_cc_tuser,
     input  wire s_axis_cc_tvalid,
     input  wire [1:0] pcie_cq_np_req,
+    output wire [3:0] cfg_interrupt_msix_enable,
+    output wire [3:0] cfg_interrupt_msix_mask,
+    output wire cfg_interrupt_msi_sent,
+    output wire cfg_interrupt_msi_fail,
+    output wire [5:0] pcie_rq_seq_num0,
+    output wire pcie_rq_seq_num_vld0,
+    input  wire cfg_interrupt_msix_int,
+    input  wire [63:0] cfg_interrupt_msix_address,
+    input  wire [31:0] cfg_interrupt_msix_data,
+    input  wire [7:0] cfg_interrupt_msi_function_number,
     output wire cfg_ext_read_received,
     output wire [9:0] cfg_ext_register_number,
     input  wire [31:0] cfg_ext_read_data,
@@ -63,7 +73,6 @@ module onic_pcie4 (
     input  wire cfg_req_pm_transition_l23_ready,
     input  wire [3:0] cfg_interrupt_int,
     input  wire [3:0] cfg_interrupt_pending,
-    input  wire cfg_interrupt_msix_int,
     input  wire cfg_mgmt_read,
     input  wire cfg_mgmt_write,
     input  wire cfg_msg_transmit
@@ -95,13 +104,19 @@ module onic_pcie4 (
     assign cfg_max_payload = 2'h0;
     assign s_axis_rq_tready = 1'h1;
     assign s_axis_cc_tready = 1'h1;
+    assign cfg_interrupt_msix_enable = 4'h0;
+    assign cfg_interrupt_msix_mask = 4'h0;
+    assign cfg_interrupt_msi_sent = 1'h0;
+    assign cfg_interrupt_msi_fail = 1'h0;
+    assign pcie_rq_seq_num0 = 6'h0;
+    assign pcie_rq_seq_num_vld0 = 1'h0;
     assign cfg_ext_read_received = 1'h0;
     assign cfg_ext_register_number = 10'h0;
     // What the card sends or asks of the block goes nowhere.
     wire unused = &{1'b0, sys_clk_gt, pci_exp_rxp, pci_exp_rxn, cfg_flr_done, cfg_config_space_enable,
         cfg_link_training_enable, cfg_hot_reset_in, cfg_dsn, cfg_ds_port_number, cfg_ds_bus_number,
         cfg_ds_device_number, cfg_power_state_change_ack, cfg_err_cor_in, cfg_err_uncor_in,
-        cfg_req_pm_transition_l23_ready, cfg_interrupt_int, cfg_interrupt_pending, cfg_interrupt_msix_int,
+        cfg_req_pm_transition_l23_ready, cfg_interrupt_int, cfg_interrupt_pending,
         cfg_mgmt_read, cfg_mgmt_write, cfg_msg_transmit
         , m_axis_cq_tready
         , m_axis_rc_tready
@@ -116,6 +131,10 @@ module onic_pcie4 (
         , s_axis_cc_tuser
         , s_axis_cc_tvalid
         , pcie_cq_np_req
+        , cfg_interrupt_msix_int
+        , cfg_interrupt_msix_address
+        , cfg_interrupt_msix_data
+        , cfg_interrupt_msi_function_number
         , cfg_ext_read_data
         , cfg_ext_read_data_valid
     };
