@@ -321,6 +321,7 @@ func (o *onicNode) reflashed(n int) {
 		o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
 		o.pl.set(o.d.PipelineCycles, o.d.ClockMHz, o.d.DataWidth)
 		o.resetRegs()
+		o.resetMSIX() // the table and the PBA are the card's logic's (MSI-X External), reloaded with it
 		for j, k := range o.kernels {
 			if k != nil {
 				o.pastKernels = append(o.pastKernels, k.report())

@@ -42,12 +42,14 @@ type regFile struct {
 }
 
 // resetRegs gives the register block of a freshly started (or reflashed)
-// manager; the MSI-X table, in the PCIe core's BAR logic, keeps what the
-// driver wrote.
+// manager. (The MSI-X table and PBA: resetMSIX.)
 func (o *onicNode) resetRegs() { o.regs.block = pmgr.NewRegs(o.mgr, o.pl.width) }
 
-// resetMSIX gives the MSI-X table its state at power-on: every vector
-// masked (Vector Control's Mask Bit resets to 1, PCIe Base §7.7.2), none
+// resetMSIX gives the MSI-X table its state at power-on and after a
+// full reflash (the table and PBA are the card's logic, as the block's
+// "MSI-X External" mode has them; the capability's Message Control is
+// the block's and keeps what the host wrote): every vector masked
+// (Vector Control's Mask Bit resets to 1, PCIe Base §7.7.2), none
 // pending.
 func (o *onicNode) resetMSIX() {
 	for v := range msixVectors {
