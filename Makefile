@@ -117,28 +117,28 @@ SOAK_RTL_FAULTS ?= 300
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestTwoFullCards' ./hdlgen/internal/card -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestTwoFullCards' ./designs/internal/card -v \
 	  -requests $(SOAK_CARD_REQUESTS) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestEveryIngressAgainstModel' ./hdlgen/internal/card -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestEveryIngressAgainstModel' ./designs/internal/card -v \
 	  -ingress-tlps $(SOAK_INGRESS_TLPS) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestOffloadAgainstEmulator' ./hdlgen/internal/card -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestOffloadAgainstEmulator' ./designs/internal/card -v \
 	  -offload-replay 6000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestBoundedMemory' ./emu/hostif -v \
 	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestGoSourceRandom' ./hdlgen/sim -v \
 	  -gosrc-modules 120 | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestHostilePartner' ./hdlgen/internal/optlink -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestHostilePartner' ./designs/internal/optlink -v \
 	  -hostile-sequences $(SOAK_HOSTILE) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestHostileCards' ./hdlgen/internal/card -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestHostileCards' ./designs/internal/card -v \
 	  -hostile-card-sequences $(SOAK_HOSTILE_CARDS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestHostileModel' ./emu/cluster -v \
 	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./hdlgen/cardsim -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./designs/cardsim -v \
 	  -session-seeds $(SOAK_RTL_SESSIONS) | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestFaultsAgainstModel' ./hdlgen/cardsim -v \
+	$(GO) test -count=1 -timeout 0 -run 'TestFaultsAgainstModel' ./designs/cardsim -v \
 	  -fault-sequences $(SOAK_RTL_FAULTS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestRTLCompiled' ./cli -v -rtl-compile | grep -v '^=== RUN'
-	$(GO) test -count=1 -timeout 0 -run 'TestBoardSynth' ./hdlgen/bundle -v -board-synth | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestBoardSynth' ./designs/bundle -v -board-synth | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/viper"
 
+	"onic/designs/cardsim"
 	"onic/emu/cluster"
 	"onic/emu/scenario"
-	"onic/hdlgen/cardsim"
 )
 
 // rtlNames is --rtl's O-NICs: every O-NIC for "all" (the flag alone),

@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/designs/cardsim"
 	"onic/emu/cluster"
 	"onic/emu/hostif"
 	"onic/emu/scenario"
 	"onic/firmware"
-	"onic/hdlgen/cardsim"
 	"onic/internal/readfile"
 )
 

@@ -4,7 +4,7 @@
 // configuration with the translation tables built from it, its down
 // policy and egress timeouts, and the kernels in its slots with their
 // egress and sources as values rather than names. The emulator
-// (emu/cluster), the card's generator (hdlgen/bundle, onic hdl gen) and
+// (emu/cluster), the card's generator (designs/bundle, onic hdl gen) and
 // the image builder (firmware/build) all take it, so what an entry means
 // — its defaults, the limits its fields keep, the names it is written
 // with, the library kernels it names — is decided here once. A consumer

@@ -5,7 +5,7 @@ import "encoding/binary"
 // The header bit layout: one table of fields (PCIe Base Specification 5.0
 // §2.2, non-flit mode). Every other description of the layout in onic is
 // derived from it: the decoders and the Header view in this package use
-// the constants below, which the table is built from; hdlgen/internal/tlphdr builds
+// the constants below, which the table is built from; designs/internal/tlphdr builds
 // the RTL header decoder by walking HeaderFields; and tests hold the
 // decoders, the Header view and the RTL decoder to the table, field by
 // field, for every kind.

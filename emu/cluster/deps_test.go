@@ -24,7 +24,7 @@ func TestNoBuilderDeps(t *testing.T) {
 	if len(deps) < 20 {
 		t.Fatalf("go list -deps gave only %d packages", len(deps))
 	}
-	forbidden := []string{"onic/hdlgen/manager", "onic/hdlgen/bundle", "onic/hdlgen/check", "onic/firmware/build",
+	forbidden := []string{"onic/designs/manager", "onic/designs/bundle", "onic/hdlgen/check", "onic/firmware/build",
 		"onic/internal/tbrun", "onic/kernels/replay", "onic/testbenches/"}
 	for _, d := range deps {
 		for _, f := range forbidden {

@@ -8,7 +8,7 @@ import (
 )
 
 // pipeline times an O-NIC's PCIe manager as the generated RTL runs
-// (hdlgen/manager): a fixed latency, and per ingress (host, port A, port
+// (designs/manager): a fixed latency, and per ingress (host, port A, port
 // B) one data-path-wide beat per cycle, the header riding a sideband with
 // the first beat. It also keeps what the report says about it.
 type pipeline struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // The O-NIC's register BAR as software sees it: the PCIe manager's
-// AXI-Lite register block (hdlgen/manager: ID, VERSION, CAPS, STATUS,
+// AXI-Lite register block (designs/manager: ID, VERSION, CAPS, STATUS,
 // window enables, LUT programming, access rule slots, outcome counters)
 // in its first 4 KB,
 // the MSI-X table and PBA where the function's MSI-X capability puts
@@ -31,7 +31,7 @@ const (
 )
 
 // regFile is the register BAR's state: the AXI-Lite block (the
-// generated RTL's behaviour, hdlgen/manager.Regs, bound to the running
+// generated RTL's behaviour, designs/manager.Regs, bound to the running
 // manager), the MSI-X table and its Pending Bits.
 type regFile struct {
 	block *pmgr.Regs

@@ -16,7 +16,7 @@ import (
 
 // Hardware is O-NICs of the cluster that run as hardware rather than as
 // the Go model: the generated card's RTL, cycle-simulated
-// (hdlgen/cardsim.Set implements it). The cluster drives them: it hands
+// (designs/cardsim.Set implements it). The cluster drives them: it hands
 // each card its host's TLPs, lights and darkens their circuits as the
 // MEMS does, and runs their one clock in step with simulated time. Cards
 // are numbered in the order of ONICs.

@@ -309,7 +309,7 @@ func checkFault(p string, f scenario.FaultConfig) error {
 // under the port's errors faults: each bit of its frame on the card's
 // optical link wrong with the fault's bit error rate. The frame is a
 // 1-DW token, the 4-DW header slot, the payload and the 1-DW LCRC in
-// 64-byte words (hdlgen/internal/optlink.Words), every bit of them under
+// 64-byte words (designs/internal/optlink.Words), every bit of them under
 // the LCRC.
 func (pt *port) damaged(p *link.Packet, now sim.Time) bool {
 	bits := float64(512 * ((5 + (p.Payload+3)/4 + 1 + 15) / 16))

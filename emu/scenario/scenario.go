@@ -92,7 +92,7 @@ const (
 	MaxCompletionTimeout     = 64 * time.Second
 	// HoldBeats is the room of a port's hold buffer in data beats of the
 	// O-NIC's data_width (64 KiB at 512 bits), the card's block RAM
-	// (hdlgen/internal/card.HoldBeats): a held TLP takes a beat per
+	// (designs/internal/card.HoldBeats): a held TLP takes a beat per
 	// data_width of its payload, one without payload; a TLP is held only
 	// while both hold_tlps and the beats allow.
 	HoldBeats = manager.HoldBeats
@@ -125,7 +125,7 @@ const (
 	MaxMEMSTime       = time.Minute // reconfiguration and bring-up
 	MaxKernelCycles   = 1 << 20     // an opaque kernel's latency
 	MaxBufferBeats    = 1 << 20     // a kernel's input buffer
-	MaxPairBufferKiB  = 16 << 10    // a two-input kernel's pair buffer (16 MiB: the card's, hdlgen/internal/slot.MaxPairBytes)
+	MaxPairBufferKiB  = 16 << 10    // a two-input kernel's pair buffer (16 MiB: the card's, designs/internal/slot.MaxPairBytes)
 	MinStallCycles    = 16          // a port's stall and credit timeouts
 	MaxStallCycles    = 1 << 24     //
 	MaxFaults         = 4096        // faults[] entries
@@ -174,7 +174,7 @@ type ONICConfig struct {
 	Host string `mapstructure:"host"`
 	// The manager pipeline: its clock, its latency in cycles — by
 	// default the depth of the RTL onic generates for it
-	// (hdlgen/manager.Depth), so the emulator's timing is the hardware's —
+	// (designs/manager.Depth), so the emulator's timing is the hardware's —
 	// and its data path width in bits (256 or 512, default 512): each
 	// ingress takes one beat of that width per cycle, so a TLP occupies
 	// it for max(1, payload/width) cycles.
@@ -370,7 +370,7 @@ func (o *ONICConfig) Check(p string) error {
 		return fmt.Errorf("%s.pipeline_cycles: %d must be 1 to %d", p, o.PipelineCycles, MaxPipelineCycles)
 	}
 	if o.DataWidth != 256 && o.DataWidth != 512 {
-		return fmt.Errorf("%s.data_width: %d bits must be 256 or 512 (the widths hdlgen/manager generates)", p, o.DataWidth)
+		return fmt.Errorf("%s.data_width: %d bits must be 256 or 512 (the widths designs/manager generates)", p, o.DataWidth)
 	}
 	for j, m := range o.FibreM {
 		if !(m >= 0 && m <= MaxFibreM) {
@@ -442,7 +442,7 @@ func (o *ONICConfig) Defaults() {
 // DefaultClockMHz and DefaultDataWidth are the O-NIC's PCIe manager: a
 // 512-bit data path at 250 MHz carries 128 Gb/s, enough for one 126 Gb/s
 // O-NIC link (shared/REFERENCE.md). The generated manager takes a beat
-// per cycle (hdlgen/manager.II), so at these settings it does not limit
+// per cycle (designs/manager.II), so at these settings it does not limit
 // a Gen3 x16 link; at a lower clock or 256 bits it does, and the
 // emulator models that (onicNode.decide).
 const (

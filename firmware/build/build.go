@@ -20,10 +20,10 @@ import (
 	"strings"
 
 	"onic/desc"
+	"onic/designs/bundle"
+	hmgr "onic/designs/manager"
 	"onic/firmware"
-	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
-	hmgr "onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
 	"onic/kernels"
 )

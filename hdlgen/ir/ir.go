@@ -76,7 +76,7 @@ type Pos struct {
 	Line int
 }
 
-// String returns "hdlgen/internal/card/build.go:12": the file's path
+// String returns "designs/internal/card/build.go:12": the file's path
 // from the root of the Go module it is in (the nearest directory above it
 // with a go.mod), so that files of one name in different packages tell
 // apart and the text does not depend on where the module was checked

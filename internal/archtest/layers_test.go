@@ -126,8 +126,39 @@ func TestSmallClosures(t *testing.T) {
 		}
 	}
 	for _, d := range deps("onic/emu/scenario") {
-		if strings.HasPrefix(d, "onic/hdlgen/") || strings.HasPrefix(d, "onic/kernels") || d == "onic/firmware" || strings.HasPrefix(d, "onic/emu/cluster") {
+		if strings.HasPrefix(d, "onic/hdlgen/") || strings.HasPrefix(d, "onic/designs/") || strings.HasPrefix(d, "onic/kernels") || d == "onic/firmware" || strings.HasPrefix(d, "onic/emu/cluster") {
 			t.Errorf("emu/scenario depends on %s", d)
+		}
+	}
+}
+
+// TestToolkitApart: the hardware toolkit (hdlgen/: the IR, the simulator,
+// the Verilog printer, the stream and register libraries, the tool
+// runners) depends on nothing of onic above tlp, and holds no design: the
+// O-NIC's designs (the manager, the card, its slots, optical links, PCIe
+// adapters, interrupt controller, board tops, and the bundle writer and
+// card simulation that render and run them) are under designs/, which
+// the toolkit never imports.
+func TestToolkitApart(t *testing.T) {
+	pkgs := tree(t)
+	n := 0
+	for p, imps := range pkgs {
+		if !strings.HasPrefix(p, "hdlgen/") {
+			continue
+		}
+		n++
+		for _, imp := range imps {
+			if !strings.HasPrefix(imp, "hdlgen/") && imp != "tlp" {
+				t.Errorf("toolkit package %s imports %s", p, imp)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d toolkit packages under hdlgen/", n)
+	}
+	for _, design := range []string{"designs/manager", "designs/bundle", "designs/cardsim", "designs/internal/card"} {
+		if _, ok := pkgs[design]; !ok {
+			t.Errorf("no package %s: the designs' tree moved", design)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package dll holds the PCI Express Data Link Layer's timing figures
 // that both onic's link model (emu/link) and its optical link's RTL
-// (hdlgen/internal/optlink) use: below both, so that neither imports the
+// (designs/internal/optlink) use: below both, so that neither imports the
 // other.
 package dll
 
@@ -15,7 +15,7 @@ import "onic/tlp"
 // progress roll REPLAY_NUM over (a 2-bit count: the fourth replay), after
 // which the data link layer retrains the link (PCIe Base §3.6.2.1). The
 // emulator's link (emu/link) and the optical link RTL
-// (hdlgen/internal/optlink) both count to it.
+// (designs/internal/optlink) both count to it.
 const ReplayRollover = 4
 
 // CreditTimeoutCycles is how long, in the link's 250 MHz user clock, a

@@ -4,8 +4,8 @@
 // words — how long a word takes on the fibre, the data rate, and which
 // cycles of the card's user clock the transceiver wrapper takes a word
 // in. The emulator's optical links (emu/link), the card's RTL tests and
-// simulation (hdlgen/cardsim) and the Vivado script's transceiver IP
-// (hdlgen/bundle) all take their figures from here, so that they agree
+// simulation (designs/cardsim) and the Vivado script's transceiver IP
+// (designs/bundle) all take their figures from here, so that they agree
 // for every plan (docs/hdl.md, "Lane plans").
 //
 // A word is eight 64-bit blocks; each block goes on a lane as a 66-bit

@@ -12,7 +12,7 @@ import (
 // This file is the manager's hardware contract: the register map software
 // sees over AXI-Lite, the register block's behaviour, the CAPS word, and
 // the pipeline's latency and initiation interval. The emulator runs it
-// (emu/cluster), the RTL generator (hdlgen/manager) implements it, and
+// (emu/cluster), the RTL generator (designs/manager) implements it, and
 // its tests and the co-simulation (testbenches/cosim) hold the generated
 // design to it.
 
@@ -238,7 +238,7 @@ func RegisterMap(windows []ntb.Window, lutEntries, ruleSlots, dataWidth int) []R
 // the port pipelines' TLPs from both optical ports by reason
 // (port_in_count_<reason>_total) and their denials by access rule
 // (port_in_deny_<rule>_total). The generated card's list
-// (hdlgen/internal/card.Counters) starts with them; the emulator's O-NIC
+// (designs/internal/card.Counters) starts with them; the emulator's O-NIC
 // serves them from PortInCounter.
 func PortInCounters() []string {
 	var names []string
@@ -286,7 +286,7 @@ func SlowTLPs(cycles int) int { return max(1, cycles/64) }
 // and those the PCIe block failed, then each port's
 // (hold_drops under hold, down_drops under fail; egress_stalls; its
 // optical link's replays, lost, stalls, crc_errors, naks, malformed).
-// The generated card's list (hdlgen/internal/card.Counters) is this one;
+// The generated card's list (designs/internal/card.Counters) is this one;
 // the emulator's O-NIC serves each by name.
 func CardCounters(pair []bool, hold bool) []string {
 	names := append(PortInCounters(), "host_np_overflows")

@@ -4,7 +4,7 @@ import "onic/tlp"
 
 // TagBits is the width of the tags an O-NIC gives the non-posted
 // requests it issues to its host for peers: 256 outstanding at once (the
-// RTL's requester tag table, hdlgen/internal/pcie4).
+// RTL's requester tag table, designs/internal/pcie4).
 const TagBits = 8
 
 // Tags is how many such requests may be outstanding.

@@ -5,7 +5,7 @@ package pg213
 // bit i is bit i%8 of byte i/8, as on the AXI4-Stream data bus. These
 // tables are the one place the layout is written: this package's model
 // reads and writes descriptors by them, and the RTL adapters
-// (hdlgen/internal/pcie4) take their bits from them.
+// (designs/internal/pcie4) take their bits from them.
 type Field struct {
 	Name  string
 	Lo, W int

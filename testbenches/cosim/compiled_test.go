@@ -3,7 +3,7 @@ package cosim
 import (
 	"testing"
 
-	"onic/hdlgen/manager"
+	"onic/designs/manager"
 	"onic/hdlgen/sim"
 	"onic/internal/vbench"
 	"onic/testbenches/golden"

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"testing"
 
+	"onic/designs/manager"
 	"onic/emu/scenario"
-	"onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"

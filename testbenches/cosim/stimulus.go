@@ -1,4 +1,4 @@
-// Package cosim co-simulates the generated PCIe manager (hdlgen/manager)
+// Package cosim co-simulates the generated PCIe manager (designs/manager)
 // against the manager model the emulator runs (pcie/manager): it drives
 // random TLP streams — well-formed, malformed, denied, missing every
 // table, back to back, with random valid/ready backpressure on every
@@ -23,7 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"onic/hdlgen/manager"
+	"onic/designs/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
