@@ -53,16 +53,16 @@ module onic_gty_rx (
     reg  [7:0] lane0_marker_last_seq = 8'h0; // designs/internal/gty/gty.go:345
     reg  [57:0] lane0_descrambler = 58'h0; // designs/internal/gty/gty.go:368
     reg  lane0_started = 1'h0; // designs/internal/gty/gty.go:375
-    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:563
-    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:565
+    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:570
+    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:572
     reg  [5:0] lane0_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane0_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane0_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane0_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane0_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane0_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:577
-    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:578
+    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:584
+    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:585
     reg  lane1_block_locked = 1'h0; // designs/internal/gty/gty.go:309
     reg  [5:0] lane1_good_headers = 6'h0; // designs/internal/gty/gty.go:310
     reg  [5:0] lane1_lock_window = 6'h0; // designs/internal/gty/gty.go:311
@@ -75,16 +75,16 @@ module onic_gty_rx (
     reg  [1:0] lane1_markers_missed = 2'h0; // designs/internal/gty/gty.go:344
     reg  [57:0] lane1_descrambler = 58'h0; // designs/internal/gty/gty.go:368
     reg  lane1_started = 1'h0; // designs/internal/gty/gty.go:375
-    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:563
-    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:565
+    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:570
+    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:572
     reg  [5:0] lane1_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane1_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane1_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane1_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane1_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane1_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:577
-    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:578
+    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:584
+    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:585
     reg  lane2_block_locked = 1'h0; // designs/internal/gty/gty.go:309
     reg  [5:0] lane2_good_headers = 6'h0; // designs/internal/gty/gty.go:310
     reg  [5:0] lane2_lock_window = 6'h0; // designs/internal/gty/gty.go:311
@@ -97,16 +97,16 @@ module onic_gty_rx (
     reg  [1:0] lane2_markers_missed = 2'h0; // designs/internal/gty/gty.go:344
     reg  [57:0] lane2_descrambler = 58'h0; // designs/internal/gty/gty.go:368
     reg  lane2_started = 1'h0; // designs/internal/gty/gty.go:375
-    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:563
-    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:565
+    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:570
+    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:572
     reg  [5:0] lane2_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane2_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane2_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane2_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane2_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane2_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:577
-    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:578
+    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:584
+    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:585
     reg  lane3_block_locked = 1'h0; // designs/internal/gty/gty.go:309
     reg  [5:0] lane3_good_headers = 6'h0; // designs/internal/gty/gty.go:310
     reg  [5:0] lane3_lock_window = 6'h0; // designs/internal/gty/gty.go:311
@@ -119,25 +119,26 @@ module onic_gty_rx (
     reg  [1:0] lane3_markers_missed = 2'h0; // designs/internal/gty/gty.go:344
     reg  [57:0] lane3_descrambler = 58'h0; // designs/internal/gty/gty.go:368
     reg  lane3_started = 1'h0; // designs/internal/gty/gty.go:375
-    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:563
-    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:565
+    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:570
+    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:572
     reg  [5:0] lane3_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane3_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane3_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane3_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane3_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane3_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:577
-    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:578
-    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:474
-    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:479
-    reg  [255:0] word_acc = 256'h0; // designs/internal/gty/gty.go:500
-    reg  [1:0] word_header0 = 2'h0; // designs/internal/gty/gty.go:507
-    reg  [1:0] word_header1 = 2'h0; // designs/internal/gty/gty.go:517
-    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/gty.go:525
-    reg  rx_word_ctl = 1'h0; // designs/internal/gty/gty.go:528
-    reg  rx_word_valid = 1'h0; // designs/internal/gty/gty.go:531
-    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:533
+    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:584
+    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:585
+    reg  deskew_all_valid = 1'h0; // designs/internal/gty/gty.go:457
+    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:480
+    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:485
+    reg  [255:0] word_acc = 256'h0; // designs/internal/gty/gty.go:506
+    reg  [1:0] word_header0 = 2'h0; // designs/internal/gty/gty.go:513
+    reg  [1:0] word_header1 = 2'h0; // designs/internal/gty/gty.go:523
+    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/gty.go:531
+    reg  rx_word_ctl = 1'h0; // designs/internal/gty/gty.go:534
+    reg  rx_word_valid = 1'h0; // designs/internal/gty/gty.go:537
+    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:539
     wire deskew_hunt; // designs/internal/gty/gty.go:425
     wire deskew_arm; // designs/internal/gty/gty.go:426
     wire deskew_run; // designs/internal/gty/gty.go:427
@@ -165,7 +166,7 @@ module onic_gty_rx (
     wire lane0_start_here; // designs/internal/gty/gty.go:376
     wire lane0_writing; // designs/internal/gty/gty.go:377
     wire lane0_write; // designs/internal/gty/gty.go:379
-    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:567
+    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:574
     wire lane0_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane0_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane0_deskew_full; // hdlgen/axis/axis.go:141
@@ -176,10 +177,11 @@ module onic_gty_rx (
     wire lane0_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane0_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane0_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:572
-    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:579
-    wire lane0_deskew_popped; // designs/internal/gty/gty.go:579
-    wire lane0_deskew_two; // designs/internal/gty/gty.go:583
+    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:579
+    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:586
+    wire lane0_deskew_popped; // designs/internal/gty/gty.go:586
+    wire lane0_deskew_two; // designs/internal/gty/gty.go:590
+    wire lane0_deskew_holds_next; // designs/internal/gty/gty.go:591
     wire lane1_header_control; // designs/internal/gty/gty.go:303
     wire lane1_header_ok; // designs/internal/gty/gty.go:304
     wire lane1_header_bad; // designs/internal/gty/gty.go:305
@@ -201,7 +203,7 @@ module onic_gty_rx (
     wire lane1_start_here; // designs/internal/gty/gty.go:376
     wire lane1_writing; // designs/internal/gty/gty.go:377
     wire lane1_write; // designs/internal/gty/gty.go:379
-    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:567
+    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:574
     wire lane1_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane1_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane1_deskew_full; // hdlgen/axis/axis.go:141
@@ -212,10 +214,11 @@ module onic_gty_rx (
     wire lane1_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane1_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane1_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:572
-    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:579
-    wire lane1_deskew_popped; // designs/internal/gty/gty.go:579
-    wire lane1_deskew_two; // designs/internal/gty/gty.go:583
+    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:579
+    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:586
+    wire lane1_deskew_popped; // designs/internal/gty/gty.go:586
+    wire lane1_deskew_two; // designs/internal/gty/gty.go:590
+    wire lane1_deskew_holds_next; // designs/internal/gty/gty.go:591
     wire lane2_header_control; // designs/internal/gty/gty.go:303
     wire lane2_header_ok; // designs/internal/gty/gty.go:304
     wire lane2_header_bad; // designs/internal/gty/gty.go:305
@@ -237,7 +240,7 @@ module onic_gty_rx (
     wire lane2_start_here; // designs/internal/gty/gty.go:376
     wire lane2_writing; // designs/internal/gty/gty.go:377
     wire lane2_write; // designs/internal/gty/gty.go:379
-    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:567
+    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:574
     wire lane2_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane2_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane2_deskew_full; // hdlgen/axis/axis.go:141
@@ -248,10 +251,11 @@ module onic_gty_rx (
     wire lane2_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane2_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane2_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:572
-    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:579
-    wire lane2_deskew_popped; // designs/internal/gty/gty.go:579
-    wire lane2_deskew_two; // designs/internal/gty/gty.go:583
+    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:579
+    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:586
+    wire lane2_deskew_popped; // designs/internal/gty/gty.go:586
+    wire lane2_deskew_two; // designs/internal/gty/gty.go:590
+    wire lane2_deskew_holds_next; // designs/internal/gty/gty.go:591
     wire lane3_header_control; // designs/internal/gty/gty.go:303
     wire lane3_header_ok; // designs/internal/gty/gty.go:304
     wire lane3_header_bad; // designs/internal/gty/gty.go:305
@@ -273,7 +277,7 @@ module onic_gty_rx (
     wire lane3_start_here; // designs/internal/gty/gty.go:376
     wire lane3_writing; // designs/internal/gty/gty.go:377
     wire lane3_write; // designs/internal/gty/gty.go:379
-    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:567
+    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:574
     wire lane3_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane3_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane3_deskew_full; // hdlgen/axis/axis.go:141
@@ -284,26 +288,27 @@ module onic_gty_rx (
     wire lane3_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane3_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane3_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:572
-    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:579
-    wire lane3_deskew_popped; // designs/internal/gty/gty.go:579
-    wire lane3_deskew_two; // designs/internal/gty/gty.go:583
-    wire deskew_all_valid; // designs/internal/gty/gty.go:449
-    wire markers_out; // designs/internal/gty/gty.go:462
-    wire all_markers_locked; // designs/internal/gty/gty.go:463
-    wire _markers_apart_not; // designs/internal/gty/gty.go:467
-    wire markers_apart; // designs/internal/gty/gty.go:467
-    wire deskew_restart; // designs/internal/gty/gty.go:468
-    wire [1:0] _deskew_state_next_mux; // designs/internal/gty/gty.go:470
-    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:469
-    wire deskew_pick; // designs/internal/gty/gty.go:481
-    wire deskew_stopped; // designs/internal/gty/gty.go:482
-    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:487
-    wire word_last; // designs/internal/gty/gty.go:488
-    wire word_first; // designs/internal/gty/gty.go:493
-    wire word_first_pick; // designs/internal/gty/gty.go:506
-    wire word_idle; // designs/internal/gty/gty.go:523
-    wire word_done; // designs/internal/gty/gty.go:524
+    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:579
+    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:586
+    wire lane3_deskew_popped; // designs/internal/gty/gty.go:586
+    wire lane3_deskew_two; // designs/internal/gty/gty.go:590
+    wire lane3_deskew_holds_next; // designs/internal/gty/gty.go:591
+    wire deskew_all_valid_next; // designs/internal/gty/gty.go:449
+    wire markers_out; // designs/internal/gty/gty.go:468
+    wire all_markers_locked; // designs/internal/gty/gty.go:469
+    wire _markers_apart_not; // designs/internal/gty/gty.go:473
+    wire markers_apart; // designs/internal/gty/gty.go:473
+    wire deskew_restart; // designs/internal/gty/gty.go:474
+    wire [1:0] _deskew_state_next_mux; // designs/internal/gty/gty.go:476
+    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:475
+    wire deskew_pick; // designs/internal/gty/gty.go:487
+    wire deskew_stopped; // designs/internal/gty/gty.go:488
+    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:493
+    wire word_last; // designs/internal/gty/gty.go:494
+    wire word_first; // designs/internal/gty/gty.go:499
+    wire word_first_pick; // designs/internal/gty/gty.go:512
+    wire word_idle; // designs/internal/gty/gty.go:529
+    wire word_done; // designs/internal/gty/gty.go:530
     wire unused;
 
 `ifndef SYNTHESIS
@@ -370,6 +375,8 @@ module onic_gty_rx (
     assign lane0_deskew_pushed = lane0_deskew_push_req & lane0_deskew_in_ready;
     assign lane0_deskew_popped = lane0_deskew_holds & deskew_take;
     assign lane0_deskew_two = ~(lane0_deskew_count < 6'h2);
+    assign lane0_deskew_holds_next = lane0_deskew_pushed | lane0_deskew_two
+                                     | (lane0_deskew_holds & (~lane0_deskew_popped));
     assign lane1_header_control = rx_headers[7:6] == 2'h2;
     assign lane1_header_ok = (rx_headers[7:6] == 2'h1) | lane1_header_control;
     assign lane1_header_bad = ~lane1_header_ok;
@@ -415,6 +422,8 @@ module onic_gty_rx (
     assign lane1_deskew_pushed = lane1_deskew_push_req & lane1_deskew_in_ready;
     assign lane1_deskew_popped = lane1_deskew_holds & deskew_take;
     assign lane1_deskew_two = ~(lane1_deskew_count < 6'h2);
+    assign lane1_deskew_holds_next = lane1_deskew_pushed | lane1_deskew_two
+                                     | (lane1_deskew_holds & (~lane1_deskew_popped));
     assign lane2_header_control = rx_headers[13:12] == 2'h2;
     assign lane2_header_ok = (rx_headers[13:12] == 2'h1) | lane2_header_control;
     assign lane2_header_bad = ~lane2_header_ok;
@@ -460,6 +469,8 @@ module onic_gty_rx (
     assign lane2_deskew_pushed = lane2_deskew_push_req & lane2_deskew_in_ready;
     assign lane2_deskew_popped = lane2_deskew_holds & deskew_take;
     assign lane2_deskew_two = ~(lane2_deskew_count < 6'h2);
+    assign lane2_deskew_holds_next = lane2_deskew_pushed | lane2_deskew_two
+                                     | (lane2_deskew_holds & (~lane2_deskew_popped));
     assign lane3_header_control = rx_headers[19:18] == 2'h2;
     assign lane3_header_ok = (rx_headers[19:18] == 2'h1) | lane3_header_control;
     assign lane3_header_bad = ~lane3_header_ok;
@@ -505,8 +516,10 @@ module onic_gty_rx (
     assign lane3_deskew_pushed = lane3_deskew_push_req & lane3_deskew_in_ready;
     assign lane3_deskew_popped = lane3_deskew_holds & deskew_take;
     assign lane3_deskew_two = ~(lane3_deskew_count < 6'h2);
-    assign deskew_all_valid = lane0_deskew_holds & lane1_deskew_holds & lane2_deskew_holds
-                              & lane3_deskew_holds;
+    assign lane3_deskew_holds_next = lane3_deskew_pushed | lane3_deskew_two
+                                     | (lane3_deskew_holds & (~lane3_deskew_popped));
+    assign deskew_all_valid_next = lane0_deskew_holds_next & lane1_deskew_holds_next
+                                   & lane2_deskew_holds_next & lane3_deskew_holds_next;
     assign markers_out = lane0_deskew_out_data[66] & lane1_deskew_out_data[66]
                          & lane2_deskew_out_data[66] & lane3_deskew_out_data[66];
     assign all_markers_locked = lane0_marker_locked & lane1_marker_locked & lane2_marker_locked
@@ -783,8 +796,7 @@ module onic_gty_rx (
         if (rst) begin
             lane0_deskew_holds <= 1'h0;
         end else begin
-            lane0_deskew_holds <= lane0_deskew_pushed | lane0_deskew_two
-                                  | (lane0_deskew_holds & (~lane0_deskew_popped));
+            lane0_deskew_holds <= lane0_deskew_holds_next;
         end
     end
 
@@ -966,8 +978,7 @@ module onic_gty_rx (
         if (rst) begin
             lane1_deskew_holds <= 1'h0;
         end else begin
-            lane1_deskew_holds <= lane1_deskew_pushed | lane1_deskew_two
-                                  | (lane1_deskew_holds & (~lane1_deskew_popped));
+            lane1_deskew_holds <= lane1_deskew_holds_next;
         end
     end
 
@@ -1149,8 +1160,7 @@ module onic_gty_rx (
         if (rst) begin
             lane2_deskew_holds <= 1'h0;
         end else begin
-            lane2_deskew_holds <= lane2_deskew_pushed | lane2_deskew_two
-                                  | (lane2_deskew_holds & (~lane2_deskew_popped));
+            lane2_deskew_holds <= lane2_deskew_holds_next;
         end
     end
 
@@ -1332,8 +1342,15 @@ module onic_gty_rx (
         if (rst) begin
             lane3_deskew_holds <= 1'h0;
         end else begin
-            lane3_deskew_holds <= lane3_deskew_pushed | lane3_deskew_two
-                                  | (lane3_deskew_holds & (~lane3_deskew_popped));
+            lane3_deskew_holds <= lane3_deskew_holds_next;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            deskew_all_valid <= 1'h0;
+        end else begin
+            deskew_all_valid <= deskew_all_valid_next;
         end
     end
 
