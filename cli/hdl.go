@@ -18,6 +18,7 @@ import (
 	"onic/desc"
 	"onic/designs/bundle"
 	"onic/designs/manager"
+	onicdesign "onic/designs/onic"
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/axis"
@@ -269,7 +270,7 @@ func genConfig(cmd *cobra.Command, v *viper.Viper) (genInput, error) {
 		return g, err
 	}
 	// --clock and --width override the O-NIC's own.
-	sc := bundle.ManagerConfig(d)
+	sc := onicdesign.ManagerConfig(d)
 	sc.Name, sc.ClockMHz, sc.DataWidth = c.Name, cmp.Or(c.ClockMHz, sc.ClockMHz), cmp.Or(c.DataWidth, sc.DataWidth)
 	g.cfg, g.source, g.fn, g.kernels = sc, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), d.Function, d.Kernels
 	if !cmd.Flags().Changed("lane-plan") {

@@ -21,6 +21,7 @@ import (
 	"onic/designs/internal/card"
 	"onic/designs/internal/optlink"
 	"onic/designs/manager"
+	"onic/designs/onic"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/verilog"
 	"onic/internal/fpgapart"
@@ -29,7 +30,6 @@ import (
 	"onic/pcie/lanes"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
-	"onic/pcie/pg213"
 )
 
 // Options are the choices that are not part of the design.
@@ -116,64 +116,18 @@ func ImageFiles(d *manager.Design, o Options) (static []File, slots [][]File, er
 	return files(d, o, true)
 }
 
-// Card builds the whole card's module for d, as Files writes it (before
-// onic_top's clock wrapper): the manager's host and port pipelines behind
-// the PCIE4 adapters, an optical link layer on each port, the kernel
-// slots. o.PCIe4 is implied; o.Part is not needed.
-func Card(d *manager.Design, o Options) (*ir.Module, error) {
-	m, _, err := buildCard(d, o)
-	return m, err
+// Design is the O-NIC design o describes around d (designs/onic.Build):
+// the card with o.PCIe4, else the manager alone.
+func (o Options) Design(d *manager.Design) (*onic.Design, error) {
+	oo := onic.Options{Card: o.PCIe4, Function: o.Function, Link: o.Link, EgressStallCycles: o.EgressStallCycles, Kernels: o.Kernels}
+	if o.Board != nil {
+		oo.ExtConfigBase = o.Board.PCIe.ExtConfigBase
+	}
+	return onic.Build(d, oo)
 }
 
-// buildCard is Card, with the card's kernel slots.
-func buildCard(d *manager.Design, o Options) (*ir.Module, []card.Slot, error) {
-	if d.DataWidth != 512 {
-		return nil, nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
-	}
-	if o.Function == nil {
-		return nil, nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
-	}
-	link, err := optlink.Module(o.Link)
-	if err != nil {
-		return nil, nil, err
-	}
-	parts, err := card.PartsOf(d, link, o.Function)
-	if err != nil {
-		return nil, nil, err
-	}
-	parts.EgressStallCycles = o.EgressStallCycles
-	if o.Board != nil && o.Board.PCIe.ExtConfigBase != 4*pg213.ExtFirstReg {
-		// The board's block hands the card another user extended space
-		// (the U55C's PCIE4C: 0xE80-0xFFF).
-		if parts.ExtSpace, err = pg213.ExtSpaceAt(o.Board.PCIe.ExtConfigBase); err != nil {
-			return nil, nil, err
-		}
-		if parts.ExtWords, err = pg213.UserExtendedIn(o.Function, parts.ExtSpace); err != nil {
-			return nil, nil, err
-		}
-	}
-	if parts.Slots, err = card.SlotsOf(d, o.Kernels); err != nil {
-		return nil, nil, err
-	}
-	top := card.Build("onic_card", parts)
-	if err := top.Check(); err != nil {
-		return nil, nil, err
-	}
-	return top, parts.Slots, nil
-}
-
-// ManagerConfig is the manager generator's configuration for the
-// resolved O-NIC d: its tables, BARs, clock and width, and the down
-// policy (under hold, the emulator's default, the card keeps what waits
-// for a dark port in each port's hold buffer).
-func ManagerConfig(d *desc.ONIC) manager.Config {
-	return manager.Config{BARs: d.BARs, ClockMHz: d.ClockMHz, DataWidth: d.DataWidth, Manager: d.Manager,
-		Hold: d.Hold, HoldTLPs: d.HoldTLPs}
-}
-
-// files is Files, or with image ImageFiles.
-//
-// Long: it writes one file top to bottom, in the order the file reads.
+// files is Files, or with image ImageFiles: the design o describes,
+// built (Options.Design) and rendered.
 func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 	if o.Part == "" {
 		return nil, nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
@@ -181,20 +135,20 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 	if err := fpgapart.Check(o.Part); err != nil { // it is written into build.tcl
 		return nil, nil, fmt.Errorf("part: %v", err)
 	}
+	ds, err := o.Design(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return render(ds, o, image)
+}
+
+// render writes the files of the built design ds (with image, a firmware
+// image's: the static region's, and each slot's).
+//
+// Long: it writes one file top to bottom, in the order the file reads.
+func render(ds *onic.Design, o Options, image bool) ([]File, [][]File, error) {
+	d, top, slots, counters := ds.Manager, ds.Top, ds.Slots, ds.Counters
 	name := d.Module.Name()
-	top := d.Module
-	var slots []card.Slot
-	var counters []string // the card's, in the register BAR
-	if !o.PCIe4 && len(d.Config.Manager.Relay)+len(d.Config.Manager.KernelIn) > 0 {
-		return nil, nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (onic hdl gen without --manager-only), which has the port pipeline")
-	}
-	if o.PCIe4 {
-		var err error
-		if top, slots, err = buildCard(d, o); err != nil {
-			return nil, nil, err
-		}
-		counters = card.Counters(top)
-	}
 	mods, err := verilog.EmitDesign(top)
 	if err != nil {
 		return nil, nil, err

@@ -18,6 +18,7 @@ import (
 	"onic/designs/internal/card"
 	"onic/designs/internal/optlink"
 	"onic/designs/manager"
+	"onic/designs/onic"
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/pcie"
@@ -91,7 +92,7 @@ func defaultCardFiles(t *testing.T, more func(*bundle.Options)) []bundle.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(bundle.ManagerConfig(o))
+	d, err := manager.Build(onic.ManagerConfig(o))
 	if err != nil {
 		t.Fatal(err)
 	}

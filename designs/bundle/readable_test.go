@@ -11,6 +11,7 @@ import (
 
 	"onic/desc"
 	"onic/designs/manager"
+	"onic/designs/onic"
 	"onic/emu/scenario"
 )
 
@@ -101,7 +102,7 @@ func TestReadableCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(ManagerConfig(o))
+	d, err := manager.Build(onic.ManagerConfig(o))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // Card where the scenario's O-NIC would be the Go model.
 //
 // The card is the one `onic hdl gen` writes for the same scenario O-NIC
-// (designs/bundle.Card), simulated by hdlgen/sim in one clock: the user
+// (designs/onic.Build), simulated by hdlgen/sim in one clock: the user
 // clock and the transceivers' clocks are one here, so the clock-domain
 // crossings of onic_top are not in the simulation (docs/hostif.md, "The
 // RTL backend").
@@ -20,9 +20,9 @@ import (
 	"math/bits"
 
 	"onic/desc"
-	"onic/designs/bundle"
 	"onic/designs/internal/optlink"
 	"onic/designs/manager"
+	"onic/designs/onic"
 	"onic/emu/scenario"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
@@ -224,14 +224,15 @@ func New(c Config) (*Card, error) {
 	if o.DataWidth != 512 {
 		return nil, fmt.Errorf("%s.data_width: %d bits; the card's PCIE4 adapters take 512", c.Where, o.DataWidth)
 	}
-	d, err := manager.Build(bundle.ManagerConfig(o))
+	d, err := manager.Build(onic.ManagerConfig(o))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
-	top, err := bundle.Card(d, bundle.Options{Function: o.Function, Kernels: o.Kernels})
+	ds, err := onic.Build(d, onic.Options{Card: true, Function: o.Function, Kernels: o.Kernels})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
+	top := ds.Top
 	s, err := sim.New(top)
 	if err != nil {
 		return nil, err

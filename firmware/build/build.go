@@ -22,6 +22,7 @@ import (
 	"onic/desc"
 	"onic/designs/bundle"
 	hmgr "onic/designs/manager"
+	"onic/designs/onic"
 	"onic/firmware"
 	"onic/hdlgen/check"
 	"onic/hdlgen/verilog"
@@ -116,7 +117,7 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := hmgr.Build(bundle.ManagerConfig(card))
+	d, err := hmgr.Build(onic.ManagerConfig(card))
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
