@@ -208,8 +208,14 @@ func (l *builder) transmit() {
 	// reads words older than it; it is registered, and the room and
 	// credits left are registers too, so a cycle behind (the tail only
 	// moves forward: a stale one is on the safe side).
-	sendAhead := m.Sub(sendPtr, ackPtr)
-	behind := m.Named("send_behind", m.LtU(m.Sub(donePtr, ackPtr), sendAhead))
+	// How far the send pointer and the end of the whole frames are ahead
+	// of the ack pointer are registers of their own (below: worked out
+	// from the pointers' next values), so no subtraction is between the
+	// ack pointer and the sender's choice, which runs on into the Nak
+	// pending flag (238 MHz by the estimate on the board tops with them).
+	sendAhead := m.Reg("send_ahead", P, 0)
+	doneAhead := m.Reg("done_ahead", P, 0)
+	behind := m.Named("send_behind", m.LtU(doneAhead, sendAhead))
 	tail := m.Reg("replay_tail", P, 0)
 	m.SetNext(tail, m.Mux(l.down, m.Const(P, 0), m.Mux(behind, sendPtr, ackPtr)))
 	room := m.Reg("replay_room_left", 12, uint64(R))
@@ -384,10 +390,19 @@ func (l *builder) transmit() {
 
 	// Pointer and sequence bookkeeping; everything restarts while down.
 	zero := func(r ir.Value, v ir.Value) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), 0), v)) }
-	zero(ackPtr, m.Mux(ackMoved, endRead, ackPtr))
+	ackNext := m.Named("ack_ptr_next", m.Mux(l.down, m.Const(P, 0), m.Mux(ackMoved, endRead, ackPtr)))
+	m.SetNext(ackPtr, ackNext)
 	wrInc := m.Named("wr_ptr_inc", m.Add(wrPtr, one(P)))
 	zero(wrPtr, m.Mux(wr, wrInc, wrPtr))
-	zero(donePtr, m.Mux(m.And(wr, closes), wrInc, donePtr))
+	doneNext := m.Named("done_ptr_next", m.Mux(l.down, m.Const(P, 0), m.Mux(m.And(wr, closes), wrInc, donePtr)))
+	m.SetNext(donePtr, doneNext)
+	// send_ahead and done_ahead: the next pointers less the next ack
+	// pointer, the send pointer's three ways worked out beside its
+	// choice (which only picks one).
+	ahead := func(p ir.Value) ir.Value { return m.Sub(p, ackNext) }
+	m.SetNext(sendAhead, m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Named("send_ahead_inc", ahead(m.Add(sendPtr, one(P)))),
+		m.Mux(replayStart, m.Named("send_ahead_replay", ahead(ackPtr)), m.Named("send_ahead_stay", ahead(sendPtr))))))
+	m.SetNext(doneAhead, m.Named("done_ahead_next", ahead(doneNext)))
 	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
 	zero(endSeq, nextSeq)
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))

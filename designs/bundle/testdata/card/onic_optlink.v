@@ -48,9 +48,9 @@ module onic_optlink (
     output wire m_tlp_eop,
     output wire m_tlp_valid
 );
-    reg  [8:0] frame_end [0:255]; // designs/internal/optlink/link.go:249
-    reg  [512:0] replay_buf [0:255]; // designs/internal/optlink/link.go:297
-    reg  [528:0] rx_buf [0:255]; // designs/internal/optlink/link.go:546
+    reg  [8:0] frame_end [0:255]; // designs/internal/optlink/link.go:255
+    reg  [512:0] replay_buf [0:255]; // designs/internal/optlink/link.go:303
+    reg  [528:0] rx_buf [0:255]; // designs/internal/optlink/link.go:561
     localparam [1:0] LINK_STATE_DOWN = 2'h0; // designs/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_TRAINING = 2'h1; // designs/internal/optlink/link.go:136
     localparam [1:0] LINK_STATE_UP = 2'h2; // designs/internal/optlink/link.go:136
@@ -71,75 +71,77 @@ module onic_optlink (
     reg  [11:0] acked_seq = 12'hfff; // designs/internal/optlink/link.go:185
     reg  [15:0] credit_used = 16'h0; // designs/internal/optlink/link.go:186
     reg  [15:0] tx_limit = 16'h0; // designs/internal/optlink/link.go:187
-    reg  [11:0] replay_room_left = 12'h100; // designs/internal/optlink/link.go:215
-    reg  [15:0] credit_left = 16'h0; // designs/internal/optlink/link.go:216
-    reg  in_tlp = 1'h0; // designs/internal/optlink/link.go:222
-    reg  tx_discarding = 1'h0; // designs/internal/optlink/link.go:231
-    reg  frame_end_we = 1'h0; // designs/internal/optlink/link.go:250
-    reg  [7:0] frame_end_addr = 8'h0; // designs/internal/optlink/link.go:251
-    reg  [8:0] frame_end_data = 9'h0; // designs/internal/optlink/link.go:252
-    reg  [11:0] frame_end_seq = 12'h0; // designs/internal/optlink/link.go:257
-    reg  wr_first = 1'h1; // designs/internal/optlink/link.go:270
-    reg  wr_drop = 1'h0; // designs/internal/optlink/link.go:271
-    reg  lcrc_pending = 1'h0; // designs/internal/optlink/link.go:272
-    reg  [31:0] wr_crc = 32'h0; // designs/internal/optlink/link.go:273
-    reg  [8:0] _ack_ptr_memread = 9'h0; // designs/internal/optlink/link.go:313
-    reg  ack_moved = 1'h0; // designs/internal/optlink/link.go:314
-    reg  nak_seen = 1'h0; // designs/internal/optlink/link.go:316
-    reg  [15:0] replay_timer = 16'h0; // designs/internal/optlink/link.go:321
-    reg  replay_pending = 1'h0; // designs/internal/optlink/link.go:325
-    reg  mid_frame = 1'h0; // designs/internal/optlink/link.go:331
-    reg  [15:0] since_ctl = 16'h0; // designs/internal/optlink/link.go:332
-    reg  [8:0] done_ptr_d = 9'h0; // designs/internal/optlink/link.go:333
-    reg  [15:0] sent_limit = 16'h0; // designs/internal/optlink/link.go:337
-    reg  since_ctl_keepalive = 1'h0; // designs/internal/optlink/link.go:348
-    reg  since_ctl_ack = 1'h0; // designs/internal/optlink/link.go:348
-    reg  [512:0] _mid_frame_memread = 513'h0; // designs/internal/optlink/link.go:364
-    reg  replay_count_event = 1'h0; // designs/internal/optlink/link.go:371
-    reg  [31:0] replay_count = 32'h0; // designs/internal/optlink/link.go:371
-    reg  [8:0] replay_r_plus_tail = 9'h100; // designs/internal/optlink/link.go:408
-    reg  [31:0] lost_now = 32'h0; // designs/internal/optlink/link.go:415
-    reg  [31:0] lost_count = 32'h0; // designs/internal/optlink/link.go:418
-    reg  [15:0] credit_wait = 16'h0; // designs/internal/optlink/link.go:427
-    reg  [2:0] replay_num = 3'h0; // designs/internal/optlink/link.go:430
-    reg  stall_count_event = 1'h0; // designs/internal/optlink/link.go:434
-    reg  [31:0] stall_count = 32'h0; // designs/internal/optlink/link.go:434
-    reg  [511:0] rx_data_r = 512'h0; // designs/internal/optlink/link.go:460
-    reg  rx_ctl_r = 1'h0; // designs/internal/optlink/link.go:462
-    reg  rx_valid_r = 1'h0; // designs/internal/optlink/link.go:464
-    reg  [31:0] rx_data_crc = 32'h0; // designs/internal/optlink/link.go:466
-    reg  rx_in_frame = 1'h0; // designs/internal/optlink/link.go:472
-    reg  rx_skip = 1'h0; // designs/internal/optlink/link.go:473
-    reg  [6:0] rx_words_left = 7'h0; // designs/internal/optlink/link.go:474
-    reg  [10:0] rx_dws_left = 11'h0; // designs/internal/optlink/link.go:475
-    reg  rx_store = 1'h0; // designs/internal/optlink/link.go:476
-    reg  rx_seq_ok = 1'h0; // designs/internal/optlink/link.go:477
-    reg  rx_dup = 1'h0; // designs/internal/optlink/link.go:478
-    reg  [31:0] rx_crc = 32'h0; // designs/internal/optlink/link.go:479
-    reg  nak_sent = 1'h0; // designs/internal/optlink/link.go:480
-    reg  [8:0] rx_wptr = 9'h0; // designs/internal/optlink/link.go:481
-    reg  [8:0] rx_commit = 9'h0; // designs/internal/optlink/link.go:482
-    reg  [8:0] rx_rptr = 9'h0; // designs/internal/optlink/link.go:483
-    reg  rx_ts_r = 1'h0; // designs/internal/optlink/link.go:503
-    reg  rx_dl_r = 1'h0; // designs/internal/optlink/link.go:503
-    reg  rx_seen_r = 1'h0; // designs/internal/optlink/link.go:505
-    reg  rx_nak_r = 1'h0; // designs/internal/optlink/link.go:505
-    reg  [11:0] rx_ack_r = 12'h0; // designs/internal/optlink/link.go:505
-    reg  [15:0] rx_limit_r = 16'h0; // designs/internal/optlink/link.go:505
-    reg  [11:0] rx_free = 12'hff; // designs/internal/optlink/link.go:526
-    reg  rx_len_ok = 1'h0; // designs/internal/optlink/link.go:534
-    reg  crc_error_count_event = 1'h0; // designs/internal/optlink/link.go:578
-    reg  [31:0] crc_error_count = 32'h0; // designs/internal/optlink/link.go:578
-    reg  nak_count_event = 1'h0; // designs/internal/optlink/link.go:579
-    reg  [31:0] nak_count = 32'h0; // designs/internal/optlink/link.go:579
-    reg  malformed_count_event = 1'h0; // designs/internal/optlink/link.go:580
-    reg  [31:0] malformed_count = 32'h0; // designs/internal/optlink/link.go:580
-    reg  [8:0] rx_commit_d = 9'h0; // designs/internal/optlink/link.go:584
-    reg  [528:0] _deframer_memread = 529'h0; // designs/internal/optlink/link.go:597
-    reg  [15:0] quiet_cycles = 16'h0; // designs/internal/optlink/link.go:624
-    reg  handshake = 1'h0; // designs/internal/optlink/link.go:630
-    reg  [15:0] train_count = 16'h0; // designs/internal/optlink/link.go:631
-    reg  [15:0] up_unconfirmed = 16'h0; // designs/internal/optlink/link.go:642
+    reg  [8:0] send_ahead = 9'h0; // designs/internal/optlink/link.go:216
+    reg  [8:0] done_ahead = 9'h0; // designs/internal/optlink/link.go:217
+    reg  [11:0] replay_room_left = 12'h100; // designs/internal/optlink/link.go:221
+    reg  [15:0] credit_left = 16'h0; // designs/internal/optlink/link.go:222
+    reg  in_tlp = 1'h0; // designs/internal/optlink/link.go:228
+    reg  tx_discarding = 1'h0; // designs/internal/optlink/link.go:237
+    reg  frame_end_we = 1'h0; // designs/internal/optlink/link.go:256
+    reg  [7:0] frame_end_addr = 8'h0; // designs/internal/optlink/link.go:257
+    reg  [8:0] frame_end_data = 9'h0; // designs/internal/optlink/link.go:258
+    reg  [11:0] frame_end_seq = 12'h0; // designs/internal/optlink/link.go:263
+    reg  wr_first = 1'h1; // designs/internal/optlink/link.go:276
+    reg  wr_drop = 1'h0; // designs/internal/optlink/link.go:277
+    reg  lcrc_pending = 1'h0; // designs/internal/optlink/link.go:278
+    reg  [31:0] wr_crc = 32'h0; // designs/internal/optlink/link.go:279
+    reg  [8:0] _ack_ptr_next_memread = 9'h0; // designs/internal/optlink/link.go:319
+    reg  ack_moved = 1'h0; // designs/internal/optlink/link.go:320
+    reg  nak_seen = 1'h0; // designs/internal/optlink/link.go:322
+    reg  [15:0] replay_timer = 16'h0; // designs/internal/optlink/link.go:327
+    reg  replay_pending = 1'h0; // designs/internal/optlink/link.go:331
+    reg  mid_frame = 1'h0; // designs/internal/optlink/link.go:337
+    reg  [15:0] since_ctl = 16'h0; // designs/internal/optlink/link.go:338
+    reg  [8:0] done_ptr_d = 9'h0; // designs/internal/optlink/link.go:339
+    reg  [15:0] sent_limit = 16'h0; // designs/internal/optlink/link.go:343
+    reg  since_ctl_keepalive = 1'h0; // designs/internal/optlink/link.go:354
+    reg  since_ctl_ack = 1'h0; // designs/internal/optlink/link.go:354
+    reg  [512:0] _mid_frame_memread = 513'h0; // designs/internal/optlink/link.go:370
+    reg  replay_count_event = 1'h0; // designs/internal/optlink/link.go:377
+    reg  [31:0] replay_count = 32'h0; // designs/internal/optlink/link.go:377
+    reg  [8:0] replay_r_plus_tail = 9'h100; // designs/internal/optlink/link.go:423
+    reg  [31:0] lost_now = 32'h0; // designs/internal/optlink/link.go:430
+    reg  [31:0] lost_count = 32'h0; // designs/internal/optlink/link.go:433
+    reg  [15:0] credit_wait = 16'h0; // designs/internal/optlink/link.go:442
+    reg  [2:0] replay_num = 3'h0; // designs/internal/optlink/link.go:445
+    reg  stall_count_event = 1'h0; // designs/internal/optlink/link.go:449
+    reg  [31:0] stall_count = 32'h0; // designs/internal/optlink/link.go:449
+    reg  [511:0] rx_data_r = 512'h0; // designs/internal/optlink/link.go:475
+    reg  rx_ctl_r = 1'h0; // designs/internal/optlink/link.go:477
+    reg  rx_valid_r = 1'h0; // designs/internal/optlink/link.go:479
+    reg  [31:0] rx_data_crc = 32'h0; // designs/internal/optlink/link.go:481
+    reg  rx_in_frame = 1'h0; // designs/internal/optlink/link.go:487
+    reg  rx_skip = 1'h0; // designs/internal/optlink/link.go:488
+    reg  [6:0] rx_words_left = 7'h0; // designs/internal/optlink/link.go:489
+    reg  [10:0] rx_dws_left = 11'h0; // designs/internal/optlink/link.go:490
+    reg  rx_store = 1'h0; // designs/internal/optlink/link.go:491
+    reg  rx_seq_ok = 1'h0; // designs/internal/optlink/link.go:492
+    reg  rx_dup = 1'h0; // designs/internal/optlink/link.go:493
+    reg  [31:0] rx_crc = 32'h0; // designs/internal/optlink/link.go:494
+    reg  nak_sent = 1'h0; // designs/internal/optlink/link.go:495
+    reg  [8:0] rx_wptr = 9'h0; // designs/internal/optlink/link.go:496
+    reg  [8:0] rx_commit = 9'h0; // designs/internal/optlink/link.go:497
+    reg  [8:0] rx_rptr = 9'h0; // designs/internal/optlink/link.go:498
+    reg  rx_ts_r = 1'h0; // designs/internal/optlink/link.go:518
+    reg  rx_dl_r = 1'h0; // designs/internal/optlink/link.go:518
+    reg  rx_seen_r = 1'h0; // designs/internal/optlink/link.go:520
+    reg  rx_nak_r = 1'h0; // designs/internal/optlink/link.go:520
+    reg  [11:0] rx_ack_r = 12'h0; // designs/internal/optlink/link.go:520
+    reg  [15:0] rx_limit_r = 16'h0; // designs/internal/optlink/link.go:520
+    reg  [11:0] rx_free = 12'hff; // designs/internal/optlink/link.go:541
+    reg  rx_len_ok = 1'h0; // designs/internal/optlink/link.go:549
+    reg  crc_error_count_event = 1'h0; // designs/internal/optlink/link.go:593
+    reg  [31:0] crc_error_count = 32'h0; // designs/internal/optlink/link.go:593
+    reg  nak_count_event = 1'h0; // designs/internal/optlink/link.go:594
+    reg  [31:0] nak_count = 32'h0; // designs/internal/optlink/link.go:594
+    reg  malformed_count_event = 1'h0; // designs/internal/optlink/link.go:595
+    reg  [31:0] malformed_count = 32'h0; // designs/internal/optlink/link.go:595
+    reg  [8:0] rx_commit_d = 9'h0; // designs/internal/optlink/link.go:599
+    reg  [528:0] _deframer_memread = 529'h0; // designs/internal/optlink/link.go:612
+    reg  [15:0] quiet_cycles = 16'h0; // designs/internal/optlink/link.go:639
+    reg  handshake = 1'h0; // designs/internal/optlink/link.go:645
+    reg  [15:0] train_count = 16'h0; // designs/internal/optlink/link.go:646
+    reg  [15:0] up_unconfirmed = 16'h0; // designs/internal/optlink/link.go:657
     wire link_up; // designs/internal/optlink/link.go:137
     wire link_down; // designs/internal/optlink/link.go:138
     wire enter_down; // designs/internal/optlink/link.go:139
@@ -162,153 +164,159 @@ module onic_optlink (
     wire [6:0] tx_frame_words; // designs/internal/optlink/link.go:199
     wire [6:0] tx_data_words; // designs/internal/optlink/link.go:199
     wire [127:0] tx_hdr; // designs/internal/optlink/link.go:199
-    wire send_behind; // designs/internal/optlink/link.go:212
-    wire replay_room; // designs/internal/optlink/link.go:217
-    wire credit_ok; // designs/internal/optlink/link.go:220
-    wire admit_gate; // designs/internal/optlink/link.go:223
-    wire framer_ready; // designs/internal/optlink/link.go:224
-    wire tx_between; // designs/internal/optlink/link.go:232
-    wire tx_discard; // designs/internal/optlink/link.go:233
-    wire tx_keeping; // designs/internal/optlink/link.go:234
-    wire admit_gate_kept; // designs/internal/optlink/link.go:234
-    wire tx_offer; // designs/internal/optlink/link.go:236
-    wire tx_take; // designs/internal/optlink/link.go:237
-    wire admit; // designs/internal/optlink/link.go:238
-    wire _in_tlp_not; // designs/internal/optlink/link.go:239
-    wire tx_first_beat; // designs/internal/optlink/link.go:241
-    wire tx_discarded; // designs/internal/optlink/link.go:241
-    wire [8:0] frame_end_next; // designs/internal/optlink/link.go:255
-    wire framer_out_ready; // designs/internal/optlink/link.go:259
-    wire [511:0] wr_keep_mask; // designs/internal/optlink/link.go:274
-    wire [511:0] wr_word; // designs/internal/optlink/link.go:274
-    wire wr_open; // designs/internal/optlink/link.go:277
-    wire wr_take; // designs/internal/optlink/link.go:279
-    wire wr_stale; // designs/internal/optlink/link.go:280
-    wire wr_drop_on; // designs/internal/optlink/link.go:283
-    wire wr_dropping; // designs/internal/optlink/link.go:284
-    wire [31:0] wr_crc_in; // designs/internal/optlink/link.go:286
-    wire [479:0] _wr_crc_low_unit_mux; // designs/internal/optlink/link.go:287
-    wire [31:0] wr_lcrc; // designs/internal/optlink/link.go:292
-    wire lcrc_room; // designs/internal/optlink/link.go:293
-    wire wr_closes; // designs/internal/optlink/link.go:294
-    wire wr_en; // designs/internal/optlink/link.go:296
-    wire [512:0] wr_buf_in; // designs/internal/optlink/link.go:298
-    wire [11:0] ack_delta; // designs/internal/optlink/link.go:308
-    wire [11:0] outstanding; // designs/internal/optlink/link.go:309
-    wire [11:0] ackable; // designs/internal/optlink/link.go:310
-    wire dl_heard; // designs/internal/optlink/link.go:311
-    wire ack_progress; // designs/internal/optlink/link.go:312
-    wire replay_expired; // designs/internal/optlink/link.go:322
-    wire _replay_timer_not; // designs/internal/optlink/link.go:324
-    wire tx_avail; // designs/internal/optlink/link.go:335
-    wire tx_jump; // designs/internal/optlink/link.go:336
-    wire _since_ctl_keepalive_not; // designs/internal/optlink/link.go:349
-    wire ctl_due; // designs/internal/optlink/link.go:354
-    wire send_data; // designs/internal/optlink/link.go:355
-    wire tx_moved; // designs/internal/optlink/link.go:356
-    wire data_sent; // designs/internal/optlink/link.go:357
-    wire send_ctl; // designs/internal/optlink/link.go:358
-    wire ctl_sent; // designs/internal/optlink/link.go:359
-    wire replay_start; // designs/internal/optlink/link.go:361
-    wire [8:0] send_ptr_inc; // designs/internal/optlink/link.go:362
-    wire [8:0] send_ptr_next; // designs/internal/optlink/link.go:362
-    wire _mid_frame_not; // designs/internal/optlink/link.go:367
-    wire replay_begun; // designs/internal/optlink/link.go:370
-    wire [31:0] replay_count_inc; // designs/internal/optlink/link.go:371
-    wire [479:0] ctl_word; // designs/internal/optlink/link.go:377
-    wire [8:0] wr_ptr_inc; // designs/internal/optlink/link.go:388
-    wire [15:0] credit_used_admit; // designs/internal/optlink/link.go:394
-    wire _tx_limit_learn_eq; // designs/internal/optlink/link.go:396
-    wire tx_limit_learn; // designs/internal/optlink/link.go:396
-    wire [15:0] tx_limit_now; // designs/internal/optlink/link.go:397
-    wire [8:0] resv_ptr_next; // designs/internal/optlink/link.go:403
-    wire [31:0] lost_count_inc; // designs/internal/optlink/link.go:416
-    wire credit_starved; // designs/internal/optlink/link.go:425
-    wire credit_stall; // designs/internal/optlink/link.go:429
-    wire replay_rollover; // designs/internal/optlink/link.go:432
-    wire [31:0] stall_count_inc; // designs/internal/optlink/link.go:434
-    wire rx_word; // designs/internal/optlink/link.go:468
-    wire rx_is_ctl; // designs/internal/optlink/link.go:469
-    wire rx_is_data; // designs/internal/optlink/link.go:470
-    wire rx_first; // designs/internal/optlink/link.go:487
-    wire rx_more; // designs/internal/optlink/link.go:488
-    wire [31:0] _rx_crc_carry_mux; // designs/internal/optlink/link.go:490
-    wire [31:0] rx_crc_carry; // designs/internal/optlink/link.go:490
-    wire [31:0] rx_crc_low; // designs/internal/optlink/link.go:490
-    wire rx_crc_ok; // designs/internal/optlink/link.go:491
-    wire rx_good_ctl; // designs/internal/optlink/link.go:496
-    wire rx_token_ok; // designs/internal/optlink/link.go:520
-    wire rx_seq_next; // designs/internal/optlink/link.go:522
-    wire rx_seq_ok_now; // designs/internal/optlink/link.go:522
-    wire [11:0] rx_seq_ahead; // designs/internal/optlink/link.go:523
-    wire rx_dup_now; // designs/internal/optlink/link.go:523
-    wire [11:0] _rx_data_dws_up_zext; // designs/internal/optlink/link.go:527
-    wire [11:0] rx_data_dws_up; // designs/internal/optlink/link.go:527
-    wire [11:0] rx_frame_words; // designs/internal/optlink/link.go:527
-    wire rx_space_ok; // designs/internal/optlink/link.go:527
-    wire rx_storing; // designs/internal/optlink/link.go:528
-    wire rx_len_ok_now; // designs/internal/optlink/link.go:535
-    wire [10:0] rx_dws_here; // designs/internal/optlink/link.go:537
-    wire [11:0] rx_frame_dws_up; // designs/internal/optlink/link.go:538
-    wire [6:0] rx_left_now; // designs/internal/optlink/link.go:538
-    wire rx_last_word; // designs/internal/optlink/link.go:539
-    wire rx_word_full; // designs/internal/optlink/link.go:540
-    wire [15:0] rx_keep; // designs/internal/optlink/link.go:541
-    wire rx_has_dws; // designs/internal/optlink/link.go:542
-    wire rx_data_last; // designs/internal/optlink/link.go:543
-    wire rx_active; // designs/internal/optlink/link.go:544
-    wire _rx_wr_and; // designs/internal/optlink/link.go:545
-    wire rx_wr; // designs/internal/optlink/link.go:545
-    wire [528:0] rx_buf_in; // designs/internal/optlink/link.go:547
-    wire rx_frame_end; // designs/internal/optlink/link.go:549
-    wire rx_frame_good; // designs/internal/optlink/link.go:550
-    wire rx_commit_now; // designs/internal/optlink/link.go:551
-    wire rx_malformed; // designs/internal/optlink/link.go:552
-    wire rx_taken; // designs/internal/optlink/link.go:553
-    wire rx_truncated; // designs/internal/optlink/link.go:554
-    wire _rx_bad_not; // designs/internal/optlink/link.go:555
-    wire rx_bad; // designs/internal/optlink/link.go:555
-    wire rx_future; // designs/internal/optlink/link.go:556
-    wire rx_no_room; // designs/internal/optlink/link.go:557
-    wire rx_nak; // designs/internal/optlink/link.go:558
-    wire rx_rewind; // designs/internal/optlink/link.go:559
-    wire _nak_pending_not; // designs/internal/optlink/link.go:571
-    wire [8:0] rx_wptr_inc; // designs/internal/optlink/link.go:574
-    wire [31:0] crc_error_count_inc; // designs/internal/optlink/link.go:578
-    wire [31:0] nak_count_inc; // designs/internal/optlink/link.go:579
-    wire [31:0] malformed_count_inc; // designs/internal/optlink/link.go:580
-    wire rx_avail; // designs/internal/optlink/link.go:586
-    wire deframer_ready; // designs/internal/optlink/link.go:587
-    wire rx_took; // designs/internal/optlink/link.go:588
-    wire [8:0] rx_rptr_next; // designs/internal/optlink/link.go:589
-    wire quiet; // designs/internal/optlink/link.go:625
-    wire _heard_not; // designs/internal/optlink/link.go:627
-    wire rx_fresh_ts; // designs/internal/optlink/link.go:629
-    wire trained; // designs/internal/optlink/link.go:632
-    wire _link_state_next_not; // designs/internal/optlink/link.go:637
-    wire up_alone; // designs/internal/optlink/link.go:643
-    wire [1:0] _link_state_next_mux; // designs/internal/optlink/link.go:646
-    wire [1:0] link_state_next; // designs/internal/optlink/link.go:646
+    wire send_behind; // designs/internal/optlink/link.go:218
+    wire replay_room; // designs/internal/optlink/link.go:223
+    wire credit_ok; // designs/internal/optlink/link.go:226
+    wire admit_gate; // designs/internal/optlink/link.go:229
+    wire framer_ready; // designs/internal/optlink/link.go:230
+    wire tx_between; // designs/internal/optlink/link.go:238
+    wire tx_discard; // designs/internal/optlink/link.go:239
+    wire tx_keeping; // designs/internal/optlink/link.go:240
+    wire admit_gate_kept; // designs/internal/optlink/link.go:240
+    wire tx_offer; // designs/internal/optlink/link.go:242
+    wire tx_take; // designs/internal/optlink/link.go:243
+    wire admit; // designs/internal/optlink/link.go:244
+    wire _in_tlp_not; // designs/internal/optlink/link.go:245
+    wire tx_first_beat; // designs/internal/optlink/link.go:247
+    wire tx_discarded; // designs/internal/optlink/link.go:247
+    wire [8:0] frame_end_next; // designs/internal/optlink/link.go:261
+    wire framer_out_ready; // designs/internal/optlink/link.go:265
+    wire [511:0] wr_keep_mask; // designs/internal/optlink/link.go:280
+    wire [511:0] wr_word; // designs/internal/optlink/link.go:280
+    wire wr_open; // designs/internal/optlink/link.go:283
+    wire wr_take; // designs/internal/optlink/link.go:285
+    wire wr_stale; // designs/internal/optlink/link.go:286
+    wire wr_drop_on; // designs/internal/optlink/link.go:289
+    wire wr_dropping; // designs/internal/optlink/link.go:290
+    wire [31:0] wr_crc_in; // designs/internal/optlink/link.go:292
+    wire [479:0] _wr_crc_low_unit_mux; // designs/internal/optlink/link.go:293
+    wire [31:0] wr_lcrc; // designs/internal/optlink/link.go:298
+    wire lcrc_room; // designs/internal/optlink/link.go:299
+    wire wr_closes; // designs/internal/optlink/link.go:300
+    wire wr_en; // designs/internal/optlink/link.go:302
+    wire [512:0] wr_buf_in; // designs/internal/optlink/link.go:304
+    wire [11:0] ack_delta; // designs/internal/optlink/link.go:314
+    wire [11:0] outstanding; // designs/internal/optlink/link.go:315
+    wire [11:0] ackable; // designs/internal/optlink/link.go:316
+    wire dl_heard; // designs/internal/optlink/link.go:317
+    wire ack_progress; // designs/internal/optlink/link.go:318
+    wire replay_expired; // designs/internal/optlink/link.go:328
+    wire _replay_timer_not; // designs/internal/optlink/link.go:330
+    wire tx_avail; // designs/internal/optlink/link.go:341
+    wire tx_jump; // designs/internal/optlink/link.go:342
+    wire _since_ctl_keepalive_not; // designs/internal/optlink/link.go:355
+    wire ctl_due; // designs/internal/optlink/link.go:360
+    wire send_data; // designs/internal/optlink/link.go:361
+    wire tx_moved; // designs/internal/optlink/link.go:362
+    wire data_sent; // designs/internal/optlink/link.go:363
+    wire send_ctl; // designs/internal/optlink/link.go:364
+    wire ctl_sent; // designs/internal/optlink/link.go:365
+    wire replay_start; // designs/internal/optlink/link.go:367
+    wire [8:0] send_ptr_inc; // designs/internal/optlink/link.go:368
+    wire [8:0] send_ptr_next; // designs/internal/optlink/link.go:368
+    wire _mid_frame_not; // designs/internal/optlink/link.go:373
+    wire replay_begun; // designs/internal/optlink/link.go:376
+    wire [31:0] replay_count_inc; // designs/internal/optlink/link.go:377
+    wire [479:0] ctl_word; // designs/internal/optlink/link.go:383
+    wire [8:0] ack_ptr_next; // designs/internal/optlink/link.go:393
+    wire [8:0] wr_ptr_inc; // designs/internal/optlink/link.go:395
+    wire [8:0] done_ptr_next; // designs/internal/optlink/link.go:397
+    wire [8:0] send_ahead_inc; // designs/internal/optlink/link.go:402
+    wire [8:0] send_ahead_replay; // designs/internal/optlink/link.go:402
+    wire [8:0] send_ahead_stay; // designs/internal/optlink/link.go:402
+    wire [8:0] done_ahead_next; // designs/internal/optlink/link.go:402
+    wire [15:0] credit_used_admit; // designs/internal/optlink/link.go:409
+    wire _tx_limit_learn_eq; // designs/internal/optlink/link.go:411
+    wire tx_limit_learn; // designs/internal/optlink/link.go:411
+    wire [15:0] tx_limit_now; // designs/internal/optlink/link.go:412
+    wire [8:0] resv_ptr_next; // designs/internal/optlink/link.go:418
+    wire [31:0] lost_count_inc; // designs/internal/optlink/link.go:431
+    wire credit_starved; // designs/internal/optlink/link.go:440
+    wire credit_stall; // designs/internal/optlink/link.go:444
+    wire replay_rollover; // designs/internal/optlink/link.go:447
+    wire [31:0] stall_count_inc; // designs/internal/optlink/link.go:449
+    wire rx_word; // designs/internal/optlink/link.go:483
+    wire rx_is_ctl; // designs/internal/optlink/link.go:484
+    wire rx_is_data; // designs/internal/optlink/link.go:485
+    wire rx_first; // designs/internal/optlink/link.go:502
+    wire rx_more; // designs/internal/optlink/link.go:503
+    wire [31:0] _rx_crc_carry_mux; // designs/internal/optlink/link.go:505
+    wire [31:0] rx_crc_carry; // designs/internal/optlink/link.go:505
+    wire [31:0] rx_crc_low; // designs/internal/optlink/link.go:505
+    wire rx_crc_ok; // designs/internal/optlink/link.go:506
+    wire rx_good_ctl; // designs/internal/optlink/link.go:511
+    wire rx_token_ok; // designs/internal/optlink/link.go:535
+    wire rx_seq_next; // designs/internal/optlink/link.go:537
+    wire rx_seq_ok_now; // designs/internal/optlink/link.go:537
+    wire [11:0] rx_seq_ahead; // designs/internal/optlink/link.go:538
+    wire rx_dup_now; // designs/internal/optlink/link.go:538
+    wire [11:0] _rx_data_dws_up_zext; // designs/internal/optlink/link.go:542
+    wire [11:0] rx_data_dws_up; // designs/internal/optlink/link.go:542
+    wire [11:0] rx_frame_words; // designs/internal/optlink/link.go:542
+    wire rx_space_ok; // designs/internal/optlink/link.go:542
+    wire rx_storing; // designs/internal/optlink/link.go:543
+    wire rx_len_ok_now; // designs/internal/optlink/link.go:550
+    wire [10:0] rx_dws_here; // designs/internal/optlink/link.go:552
+    wire [11:0] rx_frame_dws_up; // designs/internal/optlink/link.go:553
+    wire [6:0] rx_left_now; // designs/internal/optlink/link.go:553
+    wire rx_last_word; // designs/internal/optlink/link.go:554
+    wire rx_word_full; // designs/internal/optlink/link.go:555
+    wire [15:0] rx_keep; // designs/internal/optlink/link.go:556
+    wire rx_has_dws; // designs/internal/optlink/link.go:557
+    wire rx_data_last; // designs/internal/optlink/link.go:558
+    wire rx_active; // designs/internal/optlink/link.go:559
+    wire _rx_wr_and; // designs/internal/optlink/link.go:560
+    wire rx_wr; // designs/internal/optlink/link.go:560
+    wire [528:0] rx_buf_in; // designs/internal/optlink/link.go:562
+    wire rx_frame_end; // designs/internal/optlink/link.go:564
+    wire rx_frame_good; // designs/internal/optlink/link.go:565
+    wire rx_commit_now; // designs/internal/optlink/link.go:566
+    wire rx_malformed; // designs/internal/optlink/link.go:567
+    wire rx_taken; // designs/internal/optlink/link.go:568
+    wire rx_truncated; // designs/internal/optlink/link.go:569
+    wire _rx_bad_not; // designs/internal/optlink/link.go:570
+    wire rx_bad; // designs/internal/optlink/link.go:570
+    wire rx_future; // designs/internal/optlink/link.go:571
+    wire rx_no_room; // designs/internal/optlink/link.go:572
+    wire rx_nak; // designs/internal/optlink/link.go:573
+    wire rx_rewind; // designs/internal/optlink/link.go:574
+    wire _nak_pending_not; // designs/internal/optlink/link.go:586
+    wire [8:0] rx_wptr_inc; // designs/internal/optlink/link.go:589
+    wire [31:0] crc_error_count_inc; // designs/internal/optlink/link.go:593
+    wire [31:0] nak_count_inc; // designs/internal/optlink/link.go:594
+    wire [31:0] malformed_count_inc; // designs/internal/optlink/link.go:595
+    wire rx_avail; // designs/internal/optlink/link.go:601
+    wire deframer_ready; // designs/internal/optlink/link.go:602
+    wire rx_took; // designs/internal/optlink/link.go:603
+    wire [8:0] rx_rptr_next; // designs/internal/optlink/link.go:604
+    wire quiet; // designs/internal/optlink/link.go:640
+    wire _heard_not; // designs/internal/optlink/link.go:642
+    wire rx_fresh_ts; // designs/internal/optlink/link.go:644
+    wire trained; // designs/internal/optlink/link.go:647
+    wire _link_state_next_not; // designs/internal/optlink/link.go:652
+    wire up_alone; // designs/internal/optlink/link.go:658
+    wire [1:0] _link_state_next_mux; // designs/internal/optlink/link.go:661
+    wire [1:0] link_state_next; // designs/internal/optlink/link.go:661
     wire tx_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [671:0] tx_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire tx_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
-    wire framer_tlp_ready; // designs/internal/optlink/link.go:260
-    wire [511:0] framer_frame_data; // designs/internal/optlink/link.go:260
-    wire [15:0] framer_frame_keep; // designs/internal/optlink/link.go:260
-    wire framer_frame_last; // designs/internal/optlink/link.go:260
-    wire framer_frame_valid; // designs/internal/optlink/link.go:260
-    wire [31:0] wr_crc_low; // designs/internal/optlink/link.go:291
-    wire [31:0] wr_crc_next; // designs/internal/optlink/link.go:299
-    wire [31:0] ctl_crc; // designs/internal/optlink/link.go:378
-    wire [31:0] rx_data_crc_in; // designs/internal/optlink/link.go:467
-    wire [31:0] rx_crc_next; // designs/internal/optlink/link.go:492
-    wire deframer_in_ready; // designs/internal/optlink/link.go:598
-    wire [127:0] deframer_tlp_hdr; // designs/internal/optlink/link.go:598
-    wire [511:0] deframer_tlp_data; // designs/internal/optlink/link.go:598
-    wire [15:0] deframer_tlp_keep; // designs/internal/optlink/link.go:598
-    wire deframer_tlp_sop; // designs/internal/optlink/link.go:598
-    wire deframer_tlp_eop; // designs/internal/optlink/link.go:598
-    wire deframer_tlp_valid; // designs/internal/optlink/link.go:598
+    wire framer_tlp_ready; // designs/internal/optlink/link.go:266
+    wire [511:0] framer_frame_data; // designs/internal/optlink/link.go:266
+    wire [15:0] framer_frame_keep; // designs/internal/optlink/link.go:266
+    wire framer_frame_last; // designs/internal/optlink/link.go:266
+    wire framer_frame_valid; // designs/internal/optlink/link.go:266
+    wire [31:0] wr_crc_low; // designs/internal/optlink/link.go:297
+    wire [31:0] wr_crc_next; // designs/internal/optlink/link.go:305
+    wire [31:0] ctl_crc; // designs/internal/optlink/link.go:384
+    wire [31:0] rx_data_crc_in; // designs/internal/optlink/link.go:482
+    wire [31:0] rx_crc_next; // designs/internal/optlink/link.go:507
+    wire deframer_in_ready; // designs/internal/optlink/link.go:613
+    wire [127:0] deframer_tlp_hdr; // designs/internal/optlink/link.go:613
+    wire [511:0] deframer_tlp_data; // designs/internal/optlink/link.go:613
+    wire [15:0] deframer_tlp_keep; // designs/internal/optlink/link.go:613
+    wire deframer_tlp_sop; // designs/internal/optlink/link.go:613
+    wire deframer_tlp_eop; // designs/internal/optlink/link.go:613
+    wire deframer_tlp_valid; // designs/internal/optlink/link.go:613
     wire unused;
 
 `ifndef SYNTHESIS
@@ -344,7 +352,7 @@ module onic_optlink (
     assign tx_frame_words = tx_in_slice_m_tdata[671:665];
     assign tx_data_words = tx_in_slice_m_tdata[664:658];
     assign tx_hdr = tx_in_slice_m_tdata[657:530];
-    assign send_behind = (done_ptr - ack_ptr) < (send_ptr - ack_ptr);
+    assign send_behind = done_ahead < send_ahead;
     assign replay_room = ~(replay_room_left < {5'h0, tx_frame_words});
     assign credit_ok = (~credit_left[15])
                        & ((|credit_left[14:7]) | (~(credit_left[6:0] < tx_data_words)));
@@ -418,7 +426,13 @@ module onic_optlink (
     assign ctl_word = {416'h0, {16'h0, rx_limit},
                       {4'h0, (rx_next - 12'h1), 6'h0, (link_up & nak_pending),
                        (_replay_timer_not & heard), (link_up ? 8'h2 : 8'h1)}};
+    assign ack_ptr_next = link_down ? 9'h0 : (ack_moved ? _ack_ptr_next_memread : ack_ptr);
     assign wr_ptr_inc = wr_ptr + 9'h1;
+    assign done_ptr_next = link_down ? 9'h0 : ((wr_en & wr_closes) ? wr_ptr_inc : done_ptr);
+    assign send_ahead_inc = send_ptr_inc - ack_ptr_next;
+    assign send_ahead_replay = ack_ptr - ack_ptr_next;
+    assign send_ahead_stay = send_ptr - ack_ptr_next;
+    assign done_ahead_next = done_ptr_next - ack_ptr_next;
     assign credit_used_admit = credit_used + {9'h0, tx_data_words};
     assign _tx_limit_learn_eq = link_state == LINK_STATE_TRAINING;
     assign tx_limit_learn = dl_heard | (rx_good_ts & _tx_limit_learn_eq);
@@ -558,7 +572,7 @@ module onic_optlink (
         .m_tready(tx_in_slice_m_ready)
     );
 
-    onic_optlink_framer framer ( // designs/internal/optlink/link.go:260
+    onic_optlink_framer framer ( // designs/internal/optlink/link.go:266
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tx_hdr),
@@ -577,37 +591,37 @@ module onic_optlink (
         .frame_ready(framer_out_ready)
     );
 
-    onic_optlink_crc480 wr_crc_low_unit ( // designs/internal/optlink/link.go:291
+    onic_optlink_crc480 wr_crc_low_unit ( // designs/internal/optlink/link.go:297
         .crc(wr_crc_in),
         .data(_wr_crc_low_unit_mux),
         .next(wr_crc_low)
     );
 
-    onic_optlink_crc32 wr_crc_next_unit ( // designs/internal/optlink/link.go:299
+    onic_optlink_crc32 wr_crc_next_unit ( // designs/internal/optlink/link.go:305
         .crc(wr_crc_low),
         .data(wr_word[511:480]),
         .next(wr_crc_next)
     );
 
-    onic_optlink_crc480 ctl_crc_unit ( // designs/internal/optlink/link.go:378
+    onic_optlink_crc480 ctl_crc_unit ( // designs/internal/optlink/link.go:384
         .crc(32'hffffffff),
         .data(ctl_word),
         .next(ctl_crc)
     );
 
-    onic_optlink_crc480 rx_data_crc_in_unit ( // designs/internal/optlink/link.go:467
+    onic_optlink_crc480 rx_data_crc_in_unit ( // designs/internal/optlink/link.go:482
         .crc(32'h0),
         .data(rx_data[479:0]),
         .next(rx_data_crc_in)
     );
 
-    onic_optlink_crc32 rx_crc_next_unit ( // designs/internal/optlink/link.go:492
+    onic_optlink_crc32 rx_crc_next_unit ( // designs/internal/optlink/link.go:507
         .crc(rx_crc_low),
         .data(rx_data_r[511:480]),
         .next(rx_crc_next)
     );
 
-    onic_optlink_deframer deframer ( // designs/internal/optlink/link.go:598
+    onic_optlink_deframer deframer ( // designs/internal/optlink/link.go:613
         .clk(clk),
         .rst(rst),
         .in_data(_deframer_memread[511:0]),
@@ -695,7 +709,7 @@ module onic_optlink (
         if (rst) begin
             ack_ptr <= 9'h0;
         end else begin
-            ack_ptr <= link_down ? 9'h0 : (ack_moved ? _ack_ptr_memread : ack_ptr);
+            ack_ptr <= ack_ptr_next;
         end
     end
 
@@ -727,7 +741,7 @@ module onic_optlink (
         if (rst) begin
             done_ptr <= 9'h0;
         end else begin
-            done_ptr <= link_down ? 9'h0 : ((wr_en & wr_closes) ? wr_ptr_inc : done_ptr);
+            done_ptr <= done_ptr_next;
         end
     end
 
@@ -760,6 +774,24 @@ module onic_optlink (
             tx_limit <= 16'h0;
         end else begin
             tx_limit <= link_down ? 16'h0 : tx_limit_now;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            send_ahead <= 9'h0;
+        end else begin
+            send_ahead <= link_down ? 9'h0
+                          : (data_sent ? send_ahead_inc
+                             : (replay_start ? send_ahead_replay : send_ahead_stay));
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            done_ahead <= 9'h0;
+        end else begin
+            done_ahead <= done_ahead_next;
         end
     end
 
@@ -852,7 +884,7 @@ module onic_optlink (
     end
 
     always @(posedge clk) begin
-        _ack_ptr_memread <= frame_end[rx_ctl_ack[7:0]];
+        _ack_ptr_next_memread <= frame_end[rx_ctl_ack[7:0]];
     end
 
     always @(posedge clk) begin
