@@ -26,6 +26,10 @@ const (
 	ONICMSIXTableOffset = 0x8000
 	ONICMSIXPBAOffset   = 0xC000
 	ONICMSIXVectors     = 64
+	// ONICMSIXLinkVector is the MSI-X vector of optical port A's link
+	// changes (up or down), port B's the next; vectors below it are the
+	// kernel slots' task ends, one a slot.
+	ONICMSIXLinkVector = 16
 	// ONICCountersOffset is where the card's counters are, 4 bytes each,
 	// up to ONICCountersEnd (docs/hdl.md, "The card's counters in the
 	// register BAR").

@@ -881,6 +881,8 @@ func header(d *manager.Design, counters []string) []byte {
 	w("#define %s_MSIX_TABLE 0x%04Xu /* in REG_BAR: 16 bytes per vector */", p, pcie.ONICMSIXTableOffset)
 	w("#define %s_MSIX_PBA 0x%04Xu", p, pcie.ONICMSIXPBAOffset)
 	w("#define %s_MSIX_VECTORS %du", p, pcie.ONICMSIXVectors)
+	w("#define %s_LINK_VECTOR(port) (%du + (unsigned)(port)) /* optical port 0 (A) or 1 (B): its link came up or went down */", p,
+		pcie.ONICMSIXLinkVector)
 	w("")
 	w("/* Kernel task shells in REG_BAR (docs/kernels.md): slot s's at TASK_PAGE(s). */")
 	w("#define %s_TASK_PAGE(s) (0x%04Xu + 0x%04Xu * (unsigned)(s))", p, kernels.TaskPage(0), kernels.TaskPage(1)-kernels.TaskPage(0))

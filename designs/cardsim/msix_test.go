@@ -10,6 +10,7 @@ import (
 	"onic/kernels"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
+	"onic/tlp"
 )
 
 // TestTaskInterruptAgainstModel: host A's software runs a task on the
@@ -58,24 +59,7 @@ func TestTaskInterruptAgainstModel(t *testing.T) {
 			}
 			return v
 		}
-		// MSI-X on in the capability (ID 0x11, found from 0x34).
-		cap := 0
-		ptr, _, err := c.ConfigRead(0, id, 0x34, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for off, n := int(ptr)&0xFC, 0; off >= 0x40 && n < 48; n++ {
-			capID, _, _ := c.ConfigRead(0, id, off, 1)
-			if capID == pcie.CapMSIX {
-				cap = off
-				break
-			}
-			next, _, _ := c.ConfigRead(0, id, off+1, 1)
-			off = int(next) & 0xFC
-		}
-		if cap == 0 {
-			t.Fatal("no MSI-X capability")
-		}
+		cap := msixCap(t, c, id) // MSI-X on in the capability
 		mc, _, _ := c.ConfigRead(0, id, cap+2, 2)
 		if _, err := c.ConfigWrite(0, id, cap+2, 2, mc|0x8000); err != nil {
 			t.Fatal(err)
@@ -139,4 +123,78 @@ func TestTaskInterruptAgainstModel(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", []string{"model", "card"}[k], o, want)
 		}
 	}
+}
+
+// TestLinkInterruptAgainstModel: on the two-party cluster served, host
+// A's O-NIC's port A comes up (its circuit is lit from the start) and its
+// link vector (pcie.ONICMSIXLinkVector) is pending, masked as every
+// vector is at reset; with MSI-X enabled and the vector unmasked the
+// message comes, on the model and on the card alike.
+func TestLinkInterruptAgainstModel(t *testing.T) {
+	type outcome struct {
+		pending uint32
+		irq     [2]uint64
+	}
+	var got [2]outcome
+	for k, rtl := range []bool{false, true} {
+		socket, stop := serve(t, buildOn(t, scenario.HostInterface(), rtl))
+		c, err := hostif.Dial(socket, hostif.ClientOptions{Host: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := c.ONICs(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := ids[0]
+		regs, _ := c.BAR(0, id, pcie.ONICRegBAR)
+		if _, err := c.Advance(100 * time.Microsecond); err != nil { // the link trains
+			t.Fatal(err)
+		}
+		o := &got[k]
+		if o.pending, err = c.Read32(regs + pcie.ONICMSIXPBAOffset); err != nil {
+			t.Fatal(err)
+		}
+		cap := msixCap(t, c, id)
+		mc, _, _ := c.ConfigRead(0, id, cap+2, 2)
+		if _, err := c.ConfigWrite(0, id, cap+2, 2, mc|0x8000); err != nil {
+			t.Fatal(err)
+		}
+		entry := regs + pcie.ONICMSIXTableOffset + 16*pcie.ONICMSIXLinkVector
+		for i, v := range []uint32{0xFEE0_2000, 0, 0x77, 0} {
+			if err := c.Write32(entry+4*uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		irqs, _, err := c.WaitIRQ(100 * time.Microsecond)
+		if err != nil || len(irqs) != 1 {
+			t.Fatalf("rtl %v: %d interrupts (%v)", rtl, len(irqs), err)
+		}
+		o.irq = [2]uint64{irqs[0].Addr, uint64(irqs[0].Data)}
+		c.Close()
+		stop()
+	}
+	if got[0] != got[1] || got[0].pending&(1<<pcie.ONICMSIXLinkVector) == 0 || got[0].irq != [2]uint64{0xFEE0_2000, 0x77} {
+		t.Errorf("model %+v, card %+v: want port A's link vector pending, then its message", got[0], got[1])
+	}
+}
+
+// msixCap is the offset of the O-NIC's MSI-X capability (ID 0x11), found
+// from the Capabilities Pointer.
+func msixCap(t *testing.T, c *hostif.Client, id tlp.ID) int {
+	t.Helper()
+	ptr, _, err := c.ConfigRead(0, id, 0x34, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, n := int(ptr)&0xFC, 0; off >= 0x40 && n < 48; n++ {
+		capID, _, _ := c.ConfigRead(0, id, off, 1)
+		if capID == pcie.CapMSIX {
+			return off
+		}
+		next, _, _ := c.ConfigRead(0, id, off+1, 1)
+		off = int(next) & 0xFC
+	}
+	t.Fatal("no MSI-X capability")
+	return 0
 }

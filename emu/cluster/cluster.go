@@ -747,8 +747,14 @@ type portChange struct {
 }
 
 // setState moves the port to state st (with its peer's name when up),
-// recording the change for the trace.
+// recording the change for the trace; the link's coming up or going down
+// fires the port's MSI-X vector.
 func (pt *port) setState(now sim.Time, st portState) {
+	if (pt.state == portUp) != (st == portUp) && pt.o.hw < 0 {
+		// The link came up or went down: the port's MSI-X vector fires,
+		// as the card's does (a card raises its own).
+		pt.o.raiseMSIX(pcie.ONICMSIXLinkVector+pt.idx, now)
+	}
 	pt.state = st
 	peer := ""
 	if st == portUp && pt.peer != nil {

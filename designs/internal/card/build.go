@@ -759,7 +759,7 @@ func Build(name string, p Parts) *ir.Module {
 	npRoom := m.Named("np_room", m.And(ptOut["port_a"]["np_room"], ptOut["port_b"]["np_room"]))
 	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Mux(npRoom, m.Const(2, 0b01), m.Const(2, 0))))
 
-	buildMSIX(m, irqs, hostPosted, fnStatus, regsOut, msixRd)
+	buildMSIX(m, irqs, []ir.Value{up("port_a"), up("port_b")}, hostPosted, fnStatus, regsOut, msixRd)
 
 	// The user extended configuration space: the O-NIC's description.
 	ext := pcie4.CfgExtModule(p.ExtConfig)
@@ -847,15 +847,15 @@ func Build(name string, p Parts) *ir.Module {
 }
 
 // buildMSIX places the card's MSI-X controller (designs/internal/msix)
-// between the kernel slots' interrupts, the register block's table
-// (regsOut's msix_*, read through the wires in rd, named as its inputs)
-// and the PCIe block's MSI-X interface (cfg_interrupt_msix_*,
-// cfg_interrupt_msi_*) and RQ sequence numbers (pcie_rq_seq_num0, _vld0):
-// hostPosted says a slot's write entered the path to RQ. A card without
-// slots raises no interrupt: the outputs are tied off and its inputs
-// taken for the connection.
-func buildMSIX(m *ir.Module, irqs []axis.Stream, hostPosted, fnStatus ir.Value, regsOut, rd map[string]ir.Value) {
-	m.Describe("cfg_interrupt_msix_", "PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the kernel slots' interrupts out (address, data, int).")
+// between the kernel slots' interrupts, the ports' links (ups: each
+// port's link up; a change either way fires the port's vector,
+// pcie.ONICMSIXLinkVector on), the register block's table (regsOut's
+// msix_*, read through the wires in rd, named as its inputs) and the PCIe
+// block's MSI-X interface (cfg_interrupt_msix_*, cfg_interrupt_msi_*) and
+// RQ sequence numbers (pcie_rq_seq_num0, _vld0): hostPosted says a slot's
+// write entered the path to RQ.
+func buildMSIX(m *ir.Module, irqs []axis.Stream, ups []ir.Value, hostPosted, fnStatus ir.Value, regsOut, rd map[string]ir.Value) {
+	m.Describe("cfg_interrupt_msix_", "PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the card's interrupts out (address, data, int).")
 	m.Describe("cfg_interrupt_msi_", "PG213: the block's sent or fail for an MSI-X signal, and the function it is for.")
 	m.Describe("pcie_rq_seq_num", "PG213: RQ sequence numbers the block returns once the request cannot be overtaken (the interrupts wait for the slots' writes).")
 	m.Describe("msix_", "Saturating counts of MSI-X messages sent and failed.")
@@ -867,28 +867,24 @@ func buildMSIX(m *ir.Module, irqs []axis.Stream, hostPosted, fnStatus ir.Value, 
 		{"cfg_interrupt_msi_fail", 1}, {"pcie_rq_seq_num0", 6}, {"pcie_rq_seq_num_vld0", 1}} {
 		ins[in.name] = m.Input(in.name, in.w) // (in this order: the top's ports are in the order made)
 	}
-	if len(irqs) == 0 {
-		m.Assign(rd["msix_rd_addr"], m.Const(rd["msix_rd_addr"].Width(), 0))
-		m.Assign(rd["msix_rd_en"], m.Const(1, 0))
-		m.Assign(rd["msix_pending"], m.Const(msix.Vectors, 0))
-		m.Output("cfg_interrupt_msix_int", m.Const(1, 0))
-		m.Output("cfg_interrupt_msix_address", m.Const(64, 0))
-		m.Output("cfg_interrupt_msix_data", m.Const(32, 0))
-		m.Output("cfg_interrupt_msi_function_number", m.Const(8, 0))
-		m.Output("msix_sent", m.Const(32, 0))
-		m.Output("msix_failed", m.Const(32, 0))
-		return
-	}
-	mod, err := msix.Module(len(irqs))
+	mod, err := msix.Module(len(irqs), len(ups))
 	if err != nil {
 		m.Errorf(hostPosted, "%v", err)
 		return
 	}
-	var valids []ir.Value
+	var valids, changes []ir.Value
 	for i := len(irqs) - 1; i >= 0; i-- {
 		valids = append(valids, irqs[i].Valid)
 	}
-	ins["irq_valid"], ins["host_posted"], ins["cfg_function_status"] = m.Concat(valids...), hostPosted, fnStatus
+	for i := len(ups) - 1; i >= 0; i-- {
+		was := m.Reg(Ports[i].Prefix+"_link_was_up", 1, 0)
+		m.SetNext(was, ups[i])
+		changes = append(changes, m.Named(Ports[i].Prefix+"_link_changed", m.Xor(ups[i], was)))
+	}
+	if len(valids) > 0 {
+		ins["irq_valid"] = m.Concat(valids...)
+	}
+	ins["event"], ins["host_posted"], ins["cfg_function_status"] = m.Concat(changes...), hostPosted, fnStatus
 	ins["table_masked"], ins["table_rd_data"] = regsOut["msix_masked"], regsOut["msix_rd_data"]
 	out := m.Instance("msix", mod, ins)
 	for i, q := range irqs {

@@ -59,18 +59,23 @@ const (
 	stWait            // for cfg_interrupt_msi_sent or _fail
 )
 
-// Module builds onic_msix for a card with slots kernel slots (at least
-// one): slot k raises vector k.
+// Module builds onic_msix for a card with slots kernel slots, slot k
+// raising vector k (at most pcie.ONICMSIXLinkVector slots), and events
+// other sources, event i firing vector pcie.ONICMSIXLinkVector+i on a
+// one-cycle pulse of event[i] (the optical ports' link changes: nothing
+// to wait for, no write they announce). It needs at least one source.
 //
 // Long: one netlist, written in the order its signals flow (as the
 // Verilog prints it); its stages share most of their wires, and pieces
 // would only hand them back and forth.
-func Module(slots int) (*ir.Module, error) {
-	if slots < 1 || slots > Vectors {
-		return nil, fmt.Errorf("msix: %d slots: want 1 to %d", slots, Vectors)
+func Module(slots, events int) (*ir.Module, error) {
+	if slots < 0 || slots > pcie.ONICMSIXLinkVector || events < 0 || pcie.ONICMSIXLinkVector+events > Vectors || slots+events == 0 {
+		return nil, fmt.Errorf("msix: %d slots and %d events: want up to %d slots, up to %d events, and one source", slots, events,
+			pcie.ONICMSIXLinkVector, Vectors-pcie.ONICMSIXLinkVector)
 	}
 	m := ir.NewModule("onic_msix")
 	m.Describe("irq_", "The kernel slots' interrupts, a bit a slot (slot k raises vector k): valid until ready.")
+	m.Describe("event", "Other interrupts, a pulse a bit: event i fires vector 16+i (the optical ports' link changes).")
 	m.Describe("host_posted", "A kernel slot's write entered the card's path to the host this cycle.")
 	m.Describe("pcie_rq_seq_num", "PG213: a sequence number the block returns once the RQ request that carried it can no longer be overtaken.")
 	m.Describe("cfg_interrupt_msix_", "PG213's MSI-X external interface: the function's MSI-X Enable and Function Mask in, a message's address, data and signal out.")
@@ -92,9 +97,12 @@ func Module(slots int) (*ir.Module, error) {
 	m.SetEnable(out, m.Named("slot_write_returned", m.And(seqValid, m.Eq(seq, c(6, SlotSeq)))))
 
 	// Each slot's interrupt waits for the writes before it, then fires
-	// its vector.
-	raise := m.Input("irq_valid", slots)
+	// its vector; an event fires its own at once.
 	var readies, fires []ir.Value
+	var raise ir.Value
+	if slots > 0 {
+		raise = m.Input("irq_valid", slots)
+	}
 	for k := range slots {
 		p := fmt.Sprintf("slot%d_", k)
 		waiting := m.Reg(p+"waiting", 1, 0)
@@ -110,8 +118,20 @@ func Module(slots int) (*ir.Module, error) {
 		m.SetNext(waiting, m.Or(take, m.And(waiting, m.Not(fire))))
 		readies, fires = append([]ir.Value{free}, readies...), append([]ir.Value{fire}, fires...)
 	}
-	m.Output("irq_ready", m.Concat(readies...))
-	fired := m.Named("vectors_fired", m.Zext(m.Concat(fires...), Vectors))
+	if slots > 0 {
+		m.Output("irq_ready", m.Concat(readies...))
+	}
+	// The vectors fired this cycle: the events' from ONICMSIXLinkVector,
+	// the slots' from 0.
+	var parts []ir.Value
+	if events > 0 {
+		parts = append(parts, m.Input("event", events))
+	}
+	if gap := pcie.ONICMSIXLinkVector - slots; events > 0 && gap > 0 {
+		parts = append(parts, m.Const(gap, 0))
+	}
+	parts = append(parts, fires...)
+	fired := m.Named("vectors_fired", m.Zext(m.Concat(parts...), Vectors))
 
 	// May the function send at all?
 	enable, fmask := m.Input("cfg_interrupt_msix_enable", 4), m.Input("cfg_interrupt_msix_mask", 4)

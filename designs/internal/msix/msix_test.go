@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"onic/hdlgen/sim"
+	"onic/pcie"
 	"onic/pcie/pg213"
 	"onic/tlp"
 )
@@ -29,10 +30,11 @@ type bench struct {
 	sent    []tlp.TLP
 	sentAt  []int
 	signals int
+	event   uint64 // the next cycle's event pulses
 }
 
 func newBench(t *testing.T, slots, delay int) *bench {
-	m, err := Module(slots)
+	m, err := Module(slots, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +77,8 @@ func (b *bench) entry(v int, addr uint64, data uint32, masked bool) {
 // slot write entering the host path. It returns irq_ready.
 func (b *bench) step(raise uint64, posted bool) uint64 {
 	b.set("irq_valid", raise)
+	b.set("event", b.event)
+	b.event = 0
 	b.set("host_posted", b2u(posted))
 	if posted {
 		b.writes = append(b.writes, b.cycle+b.delay)
@@ -209,11 +213,26 @@ func TestPendingAndMasks(t *testing.T) {
 	}
 }
 
-// TestModuleErrors: a controller has 1 to Vectors slots.
+// TestEvents: an event (a port's link changing) fires its vector, 16 on,
+// at once — nothing to wait for — pending while masked like any other.
+func TestEvents(t *testing.T) {
+	b := newBench(t, 2, 50)
+	b.entry(pcie.ONICMSIXLinkVector+1, 0xFEE0_3000, 0x61, false)
+	b.entry(pcie.ONICMSIXLinkVector, 0xFEE0_3010, 0x60, true)
+	b.step(0, true) // a slot write in the host path: events do not wait for it
+	b.event = 0b11
+	b.run(20)
+	if len(b.sent) != 1 || b.sent[0].Address != 0xFEE0_3000 || b.get("pending") != 1<<pcie.ONICMSIXLinkVector {
+		t.Fatalf("%v, pending %#x (want port B's vector sent, port A's pending)", b.sent, b.get("pending"))
+	}
+}
+
+// TestModuleErrors: a controller has up to ONICMSIXLinkVector slots, up
+// to the rest of the vectors as events, and one source at least.
 func TestModuleErrors(t *testing.T) {
-	for _, n := range []int{0, Vectors + 1} {
-		if _, err := Module(n); err == nil {
-			t.Errorf("%d slots accepted", n)
+	for _, n := range [][2]int{{0, 0}, {pcie.ONICMSIXLinkVector + 1, 0}, {0, Vectors - pcie.ONICMSIXLinkVector + 1}, {-1, 1}} {
+		if _, err := Module(n[0], n[1]); err == nil {
+			t.Errorf("%d slots, %d events accepted", n[0], n[1])
 		}
 	}
 }

@@ -89,7 +89,7 @@ module onic_card (
     output wire s_axis_cc_tvalid,
     // PG213: the card takes another non-posted request on CQ.
     output wire [1:0] pcie_cq_np_req,
-    // PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the kernel slots'
+    // PG213's MSI-X external interface: PF0's MSI-X Enable and Function Mask in; the card's
     // interrupts out (address, data, int).
     input  wire [3:0] cfg_interrupt_msix_enable,
     input  wire [3:0] cfg_interrupt_msix_mask,
@@ -228,6 +228,8 @@ module onic_card (
     reg  rq_tags_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
+    reg  port_b_link_was_up = 1'h0; // designs/internal/card/build.go:880
+    reg  port_a_link_was_up = 1'h0; // designs/internal/card/build.go:880
     reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -653,6 +655,8 @@ module onic_card (
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
     wire np_room; // designs/internal/card/build.go:759
     wire [1:0] np_credit; // designs/internal/card/build.go:760
+    wire port_b_link_changed; // designs/internal/card/build.go:882
+    wire port_a_link_changed; // designs/internal/card/build.go:882
     wire m_port_a_from_manager_ready; // designs/internal/card/build.go:142
     wire m_port_a_from_port_a_in_ready; // designs/internal/card/build.go:142
     wire m_port_a_from_port_b_in_ready; // designs/internal/card/build.go:142
@@ -1223,16 +1227,16 @@ module onic_card (
     wire cc_s_axis_cc_tlast; // designs/internal/card/build.go:751
     wire [80:0] cc_s_axis_cc_tuser; // designs/internal/card/build.go:751
     wire cc_s_axis_cc_tvalid; // designs/internal/card/build.go:751
-    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:893
-    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:893
-    wire msix_table_rd_en; // designs/internal/card/build.go:893
-    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:893
-    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:893
-    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:893
-    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:893
-    wire [63:0] msix_pending_2; // designs/internal/card/build.go:893
-    wire [31:0] msix_sent_2; // designs/internal/card/build.go:893
-    wire [31:0] msix_failed_2; // designs/internal/card/build.go:893
+    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:889
+    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:889
+    wire msix_table_rd_en; // designs/internal/card/build.go:889
+    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:889
+    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:889
+    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:889
+    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:889
+    wire [63:0] msix_pending_2; // designs/internal/card/build.go:889
+    wire [31:0] msix_sent_2; // designs/internal/card/build.go:889
+    wire [31:0] msix_failed_2; // designs/internal/card/build.go:889
     wire [31:0] cfg_ext_cfg_ext_read_data; // designs/internal/card/build.go:771
     wire cfg_ext_cfg_ext_read_data_valid; // designs/internal/card/build.go:771
     wire [1:0] port_a_link_state_2; // designs/internal/card/build.go:807
@@ -1882,6 +1886,8 @@ module onic_card (
     assign cc_merge_out_ready = cc_tlp_ready;
     assign np_room = port_a_tags_np_room & port_b_tags_np_room;
     assign np_credit = np_room ? 2'h1 : 2'h0;
+    assign port_b_link_changed = port_b_link_up ^ port_b_link_was_up;
+    assign port_a_link_changed = port_a_link_up ^ port_a_link_was_up;
     assign m_port_a_from_manager_ready = (port_a_egress_out_ready & port_a_egress_grant0);
     assign m_port_a_from_port_a_in_ready = (port_a_egress_out_ready & port_a_egress_grant1);
     assign m_port_a_from_port_b_in_ready = (port_a_egress_out_ready & port_a_egress_grant2);
@@ -3053,7 +3059,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_msix msix ( // designs/internal/card/build.go:893
+    onic_msix msix ( // designs/internal/card/build.go:889
         .clk(clk),
         .rst(rst),
         .host_posted(slot_write_to_host),
@@ -3061,6 +3067,7 @@ module onic_card (
         .pcie_rq_seq_num_vld0(pcie_rq_seq_num_vld0),
         .irq_valid({slot3_irq_valid, slot2_irq_valid, slot1_irq_valid, slot0_irq_valid}),
         .irq_ready(msix_irq_ready),
+        .event_({port_b_link_changed, port_a_link_changed}),
         .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
         .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
         .cfg_function_status(cfg_function_status),
@@ -3701,6 +3708,22 @@ module onic_card (
         end else begin
             cc_merge_busy <= (cc_merge_valid & cc_merge_out_ready) ? (~cc_merge_data[625])
                              : (cc_merge_busy | cc_merge_valid);
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_b_link_was_up <= 1'h0;
+        end else begin
+            port_b_link_was_up <= port_b_link_up;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            port_a_link_was_up <= 1'h0;
+        end else begin
+            port_a_link_was_up <= port_a_link_up;
         end
     end
 

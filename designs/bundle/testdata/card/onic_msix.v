@@ -14,6 +14,8 @@ module onic_msix (
     // The kernel slots' interrupts, a bit a slot (slot k raises vector k): valid until ready.
     input  wire [3:0] irq_valid,
     output wire [3:0] irq_ready,
+    // Other interrupts, a pulse a bit: event i fires vector 16+i (the optical ports' link changes).
+    input  wire [1:0] event_,
     // PG213's MSI-X external interface: the function's MSI-X Enable and Function Mask in, a
     // message's address, data and signal out.
     input  wire [3:0] cfg_interrupt_msix_enable,
@@ -39,74 +41,74 @@ module onic_msix (
     output wire [31:0] sent,
     output wire [31:0] failed
 );
-    localparam [2:0] MSIX_STATE_IDLE = 3'h0; // designs/internal/msix/msix.go:140
-    localparam [2:0] MSIX_STATE_READ_LO = 3'h1; // designs/internal/msix/msix.go:140
-    localparam [2:0] MSIX_STATE_READ_HI = 3'h2; // designs/internal/msix/msix.go:140
-    localparam [2:0] MSIX_STATE_READ_DATA = 3'h3; // designs/internal/msix/msix.go:140
-    localparam [2:0] MSIX_STATE_SIGNAL = 3'h4; // designs/internal/msix/msix.go:140
-    localparam [2:0] MSIX_STATE_WAIT = 3'h5; // designs/internal/msix/msix.go:140
-    reg  [7:0] posted_in = 8'h0; // designs/internal/msix/msix.go:86
-    reg  [7:0] posted_out = 8'h0; // designs/internal/msix/msix.go:90
-    reg  slot0_waiting = 1'h0; // designs/internal/msix/msix.go:100
-    reg  [7:0] slot0_fence = 8'h0; // designs/internal/msix/msix.go:101
-    reg  slot1_waiting = 1'h0; // designs/internal/msix/msix.go:100
-    reg  [7:0] slot1_fence = 8'h0; // designs/internal/msix/msix.go:101
-    reg  slot2_waiting = 1'h0; // designs/internal/msix/msix.go:100
-    reg  [7:0] slot2_fence = 8'h0; // designs/internal/msix/msix.go:101
-    reg  slot3_waiting = 1'h0; // designs/internal/msix/msix.go:100
-    reg  [7:0] slot3_fence = 8'h0; // designs/internal/msix/msix.go:101
-    reg  [63:0] pending_bits = 64'h0; // designs/internal/msix/msix.go:121
-    reg  [2:0] msix_state = 3'h0; // designs/internal/msix/msix.go:139
-    reg  [5:0] msix_vector = 6'h0; // designs/internal/msix/msix.go:145
-    reg  [31:0] msg_addr_lo = 32'h0; // designs/internal/msix/msix.go:157
-    reg  [31:0] msg_addr_hi = 32'h0; // designs/internal/msix/msix.go:157
-    reg  [31:0] msg_data = 32'h0; // designs/internal/msix/msix.go:157
-    reg  [31:0] sent_count = 32'h0; // designs/internal/msix/msix.go:183
-    reg  [31:0] failed_count = 32'h0; // designs/internal/msix/msix.go:183
-    wire slot_write_returned; // designs/internal/msix/msix.go:92
-    wire slot0_irq_free; // designs/internal/msix/msix.go:102
-    wire slot0_irq_take; // designs/internal/msix/msix.go:103
-    wire [7:0] slot0_returned_past_fence; // designs/internal/msix/msix.go:108
-    wire slot0_writes_sent; // designs/internal/msix/msix.go:108
-    wire slot0_fire; // designs/internal/msix/msix.go:109
-    wire slot1_irq_free; // designs/internal/msix/msix.go:102
-    wire slot1_irq_take; // designs/internal/msix/msix.go:103
-    wire [7:0] slot1_returned_past_fence; // designs/internal/msix/msix.go:108
-    wire slot1_writes_sent; // designs/internal/msix/msix.go:108
-    wire slot1_fire; // designs/internal/msix/msix.go:109
-    wire slot2_irq_free; // designs/internal/msix/msix.go:102
-    wire slot2_irq_take; // designs/internal/msix/msix.go:103
-    wire [7:0] slot2_returned_past_fence; // designs/internal/msix/msix.go:108
-    wire slot2_writes_sent; // designs/internal/msix/msix.go:108
-    wire slot2_fire; // designs/internal/msix/msix.go:109
-    wire slot3_irq_free; // designs/internal/msix/msix.go:102
-    wire slot3_irq_take; // designs/internal/msix/msix.go:103
-    wire [7:0] slot3_returned_past_fence; // designs/internal/msix/msix.go:108
-    wire slot3_writes_sent; // designs/internal/msix/msix.go:108
-    wire slot3_fire; // designs/internal/msix/msix.go:109
-    wire [63:0] vectors_fired; // designs/internal/msix/msix.go:114
-    wire function_may_send; // designs/internal/msix/msix.go:119
-    wire [63:0] vectors_ready; // designs/internal/msix/msix.go:122
-    wire [63:0] vector_lowest; // designs/internal/msix/msix.go:125
-    wire [5:0] vector_lowest_index; // designs/internal/msix/msix.go:137
-    wire msix_idle; // designs/internal/msix/msix.go:141
-    wire msix_reading_lo; // designs/internal/msix/msix.go:141
-    wire msix_reading_hi; // designs/internal/msix/msix.go:141
-    wire msix_reading_data; // designs/internal/msix/msix.go:141
-    wire msix_signalling; // designs/internal/msix/msix.go:141
-    wire msix_waiting; // designs/internal/msix/msix.go:141
-    wire msix_start; // designs/internal/msix/msix.go:144
-    wire [7:0] table_dw; // designs/internal/msix/msix.go:152
-    wire [63:0] msix_vector_bit; // designs/internal/msix/msix.go:170
-    wire msix_vector_still_ready; // designs/internal/msix/msix.go:171
-    wire msix_signal; // designs/internal/msix/msix.go:172
-    wire msix_sent_now; // designs/internal/msix/msix.go:175
-    wire msix_failed_now; // designs/internal/msix/msix.go:175
-    wire [63:0] pending_cleared; // designs/internal/msix/msix.go:178
-    wire [63:0] pending_again; // designs/internal/msix/msix.go:179
-    wire [63:0] pending_bits_next; // designs/internal/msix/msix.go:180
-    wire [2:0] msix_state_read_next; // designs/internal/msix/msix.go:203
-    wire [2:0] msix_state_next; // designs/internal/msix/msix.go:214
+    localparam [2:0] MSIX_STATE_IDLE = 3'h0; // designs/internal/msix/msix.go:160
+    localparam [2:0] MSIX_STATE_READ_LO = 3'h1; // designs/internal/msix/msix.go:160
+    localparam [2:0] MSIX_STATE_READ_HI = 3'h2; // designs/internal/msix/msix.go:160
+    localparam [2:0] MSIX_STATE_READ_DATA = 3'h3; // designs/internal/msix/msix.go:160
+    localparam [2:0] MSIX_STATE_SIGNAL = 3'h4; // designs/internal/msix/msix.go:160
+    localparam [2:0] MSIX_STATE_WAIT = 3'h5; // designs/internal/msix/msix.go:160
+    reg  [7:0] posted_in = 8'h0; // designs/internal/msix/msix.go:91
+    reg  [7:0] posted_out = 8'h0; // designs/internal/msix/msix.go:95
+    reg  slot0_waiting = 1'h0; // designs/internal/msix/msix.go:108
+    reg  [7:0] slot0_fence = 8'h0; // designs/internal/msix/msix.go:109
+    reg  slot1_waiting = 1'h0; // designs/internal/msix/msix.go:108
+    reg  [7:0] slot1_fence = 8'h0; // designs/internal/msix/msix.go:109
+    reg  slot2_waiting = 1'h0; // designs/internal/msix/msix.go:108
+    reg  [7:0] slot2_fence = 8'h0; // designs/internal/msix/msix.go:109
+    reg  slot3_waiting = 1'h0; // designs/internal/msix/msix.go:108
+    reg  [7:0] slot3_fence = 8'h0; // designs/internal/msix/msix.go:109
+    reg  [63:0] pending_bits = 64'h0; // designs/internal/msix/msix.go:141
+    reg  [2:0] msix_state = 3'h0; // designs/internal/msix/msix.go:159
+    reg  [5:0] msix_vector = 6'h0; // designs/internal/msix/msix.go:165
+    reg  [31:0] msg_addr_lo = 32'h0; // designs/internal/msix/msix.go:177
+    reg  [31:0] msg_addr_hi = 32'h0; // designs/internal/msix/msix.go:177
+    reg  [31:0] msg_data = 32'h0; // designs/internal/msix/msix.go:177
+    reg  [31:0] sent_count = 32'h0; // designs/internal/msix/msix.go:203
+    reg  [31:0] failed_count = 32'h0; // designs/internal/msix/msix.go:203
+    wire slot_write_returned; // designs/internal/msix/msix.go:97
+    wire slot0_irq_free; // designs/internal/msix/msix.go:110
+    wire slot0_irq_take; // designs/internal/msix/msix.go:111
+    wire [7:0] slot0_returned_past_fence; // designs/internal/msix/msix.go:116
+    wire slot0_writes_sent; // designs/internal/msix/msix.go:116
+    wire slot0_fire; // designs/internal/msix/msix.go:117
+    wire slot1_irq_free; // designs/internal/msix/msix.go:110
+    wire slot1_irq_take; // designs/internal/msix/msix.go:111
+    wire [7:0] slot1_returned_past_fence; // designs/internal/msix/msix.go:116
+    wire slot1_writes_sent; // designs/internal/msix/msix.go:116
+    wire slot1_fire; // designs/internal/msix/msix.go:117
+    wire slot2_irq_free; // designs/internal/msix/msix.go:110
+    wire slot2_irq_take; // designs/internal/msix/msix.go:111
+    wire [7:0] slot2_returned_past_fence; // designs/internal/msix/msix.go:116
+    wire slot2_writes_sent; // designs/internal/msix/msix.go:116
+    wire slot2_fire; // designs/internal/msix/msix.go:117
+    wire slot3_irq_free; // designs/internal/msix/msix.go:110
+    wire slot3_irq_take; // designs/internal/msix/msix.go:111
+    wire [7:0] slot3_returned_past_fence; // designs/internal/msix/msix.go:116
+    wire slot3_writes_sent; // designs/internal/msix/msix.go:116
+    wire slot3_fire; // designs/internal/msix/msix.go:117
+    wire [63:0] vectors_fired; // designs/internal/msix/msix.go:134
+    wire function_may_send; // designs/internal/msix/msix.go:139
+    wire [63:0] vectors_ready; // designs/internal/msix/msix.go:142
+    wire [63:0] vector_lowest; // designs/internal/msix/msix.go:145
+    wire [5:0] vector_lowest_index; // designs/internal/msix/msix.go:157
+    wire msix_idle; // designs/internal/msix/msix.go:161
+    wire msix_reading_lo; // designs/internal/msix/msix.go:161
+    wire msix_reading_hi; // designs/internal/msix/msix.go:161
+    wire msix_reading_data; // designs/internal/msix/msix.go:161
+    wire msix_signalling; // designs/internal/msix/msix.go:161
+    wire msix_waiting; // designs/internal/msix/msix.go:161
+    wire msix_start; // designs/internal/msix/msix.go:164
+    wire [7:0] table_dw; // designs/internal/msix/msix.go:172
+    wire [63:0] msix_vector_bit; // designs/internal/msix/msix.go:190
+    wire msix_vector_still_ready; // designs/internal/msix/msix.go:191
+    wire msix_signal; // designs/internal/msix/msix.go:192
+    wire msix_sent_now; // designs/internal/msix/msix.go:195
+    wire msix_failed_now; // designs/internal/msix/msix.go:195
+    wire [63:0] pending_cleared; // designs/internal/msix/msix.go:198
+    wire [63:0] pending_again; // designs/internal/msix/msix.go:199
+    wire [63:0] pending_bits_next; // designs/internal/msix/msix.go:200
+    wire [2:0] msix_state_read_next; // designs/internal/msix/msix.go:223
+    wire [2:0] msix_state_next; // designs/internal/msix/msix.go:234
     wire unused;
 
     assign slot_write_returned = pcie_rq_seq_num_vld0 & (pcie_rq_seq_num0 == 6'h1);
@@ -130,7 +132,7 @@ module onic_msix (
     assign slot3_returned_past_fence = posted_out - slot3_fence;
     assign slot3_writes_sent = ~slot3_returned_past_fence[7];
     assign slot3_fire = slot3_waiting & slot3_writes_sent;
-    assign vectors_fired = {60'h0, {slot3_fire, slot2_fire, slot1_fire, slot0_fire}};
+    assign vectors_fired = {46'h0, {event_, 12'h0, slot3_fire, slot2_fire, slot1_fire, slot0_fire}};
     assign function_may_send = cfg_interrupt_msix_enable[0] & (~cfg_interrupt_msix_mask[0])
                                & cfg_function_status[2];
     assign vectors_ready = pending_bits & (~table_masked);

@@ -74,6 +74,7 @@
 #define ONIC_PCIE_MANAGER_MSIX_TABLE 0x8000u /* in REG_BAR: 16 bytes per vector */
 #define ONIC_PCIE_MANAGER_MSIX_PBA 0xC000u
 #define ONIC_PCIE_MANAGER_MSIX_VECTORS 64u
+#define ONIC_PCIE_MANAGER_LINK_VECTOR(port) (16u + (unsigned)(port)) /* optical port 0 (A) or 1 (B): its link came up or went down */
 
 /* Kernel task shells in REG_BAR (docs/kernels.md): slot s's at TASK_PAGE(s). */
 #define ONIC_PCIE_MANAGER_TASK_PAGE(s) (0x1000u + 0x2000u * (unsigned)(s))
