@@ -77,10 +77,9 @@ type Card struct {
 	rqPipe  []rqInFlight
 	seqBack []uint64
 	// msix is the block's MSI-X interface, fn what it knows of the
-	// function (SetMSIX), msixOut the sent or fail pulse it drives.
-	msix    pg213.MSIX
-	fn      pg213.FunctionState
-	msixOut pg213.MSIXResult
+	// function (SetMSIX).
+	msix pg213.MSIX
+	fn   pg213.FunctionState
 
 	// reads are the card's read requests toward the host, by tag: the
 	// address the block gives each completion's RC descriptor.
@@ -534,11 +533,11 @@ func (k *Card) blockCycle() bool {
 	} else {
 		s.DrivePort(p.seqValid, []uint64{0})
 	}
-	k.msixOut = k.msix.Cycle(k.id)
-	s.DrivePort(p.msixSent, []uint64{b2u(k.msixOut.Sent)})
-	s.DrivePort(p.msixFail, []uint64{b2u(k.msixOut.Fail)})
-	if k.msixOut.Message != nil {
-		k.out, active = append(k.out, *k.msixOut.Message), true
+	r := k.msix.Cycle(k.id)
+	s.DrivePort(p.msixSent, []uint64{b2u(r.Sent)})
+	s.DrivePort(p.msixFail, []uint64{b2u(r.Fail)})
+	if r.Message != nil {
+		k.out, active = append(k.out, *r.Message), true
 	}
 	return active
 }
