@@ -20,7 +20,7 @@ import "onic/hdlgen/ir"
 // (in in's layout), so that whether it may leave can depend on what it is.
 func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value) (out Stream, parked, room ir.Value) {
 	ir.Helper()
-	out, parked, room, _ = parkImpl(m, name, in, park, depth, margin, release, false)
+	out, parked, room, _ = parkImpl(m, name, in, park, depth, margin, release, false, false)
 	return out, parked, room
 }
 
@@ -28,14 +28,20 @@ func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int
 // full is taken and dropped instead of waiting at the input (where it
 // would hold up what may pass it); dropped is 1 in a cycle one is. For a
 // resource its senders cannot be made to wait for by flow control.
-func ParkOrDrop(m *ir.Module, name string, in Stream, park ir.Value, depth int, release func(head ir.Value) ir.Value) (out Stream, parked, dropped ir.Value) {
+//
+// With sliceHead, the FIFO's first word waits in a register slice (Skid,
+// name_park_head) before release sees it, so that a release that decides
+// on the word's contents starts from registers and the FIFO's pointers
+// are not behind it and the merge: at a cycle's latency and two words of
+// registers.
+func ParkOrDrop(m *ir.Module, name string, in Stream, park ir.Value, depth int, sliceHead bool, release func(head ir.Value) ir.Value) (out Stream, parked, dropped ir.Value) {
 	ir.Helper()
-	out, parked, _, dropped = parkImpl(m, name, in, park, depth, 0, release, true)
+	out, parked, _, dropped = parkImpl(m, name, in, park, depth, 0, release, true, sliceHead)
 	return out, parked, dropped
 }
 
 // parkImpl is Park, and with drop ParkOrDrop.
-func parkImpl(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value, drop bool) (out Stream, parked, room, dropped ir.Value) {
+func parkImpl(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value, drop, sliceHead bool) (out Stream, parked, room, dropped ir.Value) {
 	ir.Helper()
 	split := Demux(m, name+"_split", in, park, 2)
 	toPark := split[1]
@@ -50,6 +56,9 @@ func parkImpl(m *ir.Module, name string, in Stream, park ir.Value, depth, margin
 		toPark = qIn
 	}
 	q := FIFO(m, name+"_park", toPark, depth)
+	if sliceHead {
+		q = Skid(m, name+"_park_head", q)
+	}
 	rel := m.Named(name+"_release", release(q.Data))
 	gated := Stream{Data: m.Concat(q.Data, m.Const(1, 1)), Valid: m.And(q.Valid, rel), Ready: m.Wire(name+"_released_ready", 1)}
 	m.Assign(q.Ready, m.And(gated.Ready, rel))
@@ -59,7 +68,7 @@ func parkImpl(m *ir.Module, name string, in Stream, park ir.Value, depth, margin
 	out = Stream{Data: m.Slice(merged.Data, 1, w), Valid: merged.Valid, Ready: m.Wire(name+"_out_ready", 1)}
 	m.Assign(merged.Ready, out.Ready)
 	parked = m.Named(name+"_parked", m.Slice(merged.Data, 0, 1))
-	// The FIFO's words, counted in and out.
+	// The FIFO's words (and the slice's), counted in and out.
 	cb := ir.AddrBits(depth) + 1
 	count := m.Reg(name+"_park_count", cb, 0)
 	push := m.And(toPark.Valid, toPark.Ready)

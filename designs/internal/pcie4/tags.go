@@ -11,8 +11,9 @@ import (
 // (256 outstanding non-posted requests; PG213's client tags).
 const TagBits = 8
 
-// ParkDepth is how many non-posted requests wait in the tag table for a
-// tag or the block's credit while posted writes pass them: as many as the
+// ParkDepth is how many non-posted requests wait in the tag table's park
+// FIFO for a tag or the block's credit while posted writes pass them (two
+// more wait in the register slice at its head): as many as the
 // ports' peers can have outstanding beyond the card's own tags (a peer
 // O-NIC's port tag table gives each port 256 tags, so with two ports at
 // most 512 reads are in flight toward the host, 256 of them holding
@@ -100,8 +101,9 @@ func TagsModule() *ir.Module {
 	sentD := [2]ir.Value{m.Reg("npd_sent_1", 2, 0), m.Reg("npd_sent_2", 2, 0)}
 	// Whether the block has the credit for a request needing 0, 1 or 2
 	// data credits, from registers and the block's outputs alone; the
-	// park's head only chooses among them (the release is on the path to
-	// the merge's grant).
+	// park's head (a register slice's, so the FIFO's pointers are not
+	// behind the release) only chooses among them (the release is on the
+	// path to the merge's grant).
 	takenH := m.Named("nph_taken", m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4)))
 	takenD := m.Named("npd_taken", m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4)))
 	hOK := m.Named("nph_ok", m.LtU(takenH, nph))
@@ -112,7 +114,7 @@ func TagsModule() *ir.Module {
 		credit := m.Named("np_credit", m.And(hOK, m.Mux(m.Slice(needD, 1, 1), dOK[2], m.Mux(m.Slice(needD, 0, 1), dOK[1], dOK[0]))))
 		return m.And(free, credit)
 	}
-	out, parked, overflow := axis.ParkOrDrop(m, "req", in, np, ParkDepth, mayGo)
+	out, parked, overflow := axis.ParkOrDrop(m, "req", in, np, ParkDepth, true, mayGo)
 	overflows := m.Reg("np_overflow_count", 32, 0)
 	m.SetNext(overflows, m.SatAddU(overflows, m.Const(32, 1)))
 	m.SetEnable(overflows, overflow)

@@ -393,11 +393,12 @@ func postedPassStarvedReads(t *testing.T, overflow bool) {
 		t.Fatalf("%d of 256 reads left with tags free", len(out))
 	}
 	if overflow {
-		// A peer that ignores tags: the park fills (ParkDepth reads),
-		// the reads after it are dropped and counted, and the writes
-		// among them still leave.
+		// A peer that ignores tags: the park fills (ParkDepth reads in
+		// its FIFO, two in the register slice at its head), the reads
+		// after it are dropped and counted, and the writes among them
+		// still leave.
 		var flood []tlp.TLP
-		for range ParkDepth {
+		for range ParkDepth + 2 {
 			flood = append(flood, mk(tlp.MRd, 1))
 		}
 		for range 10 {

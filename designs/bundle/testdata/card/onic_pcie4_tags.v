@@ -53,49 +53,53 @@ module onic_pcie4_tags (
     output wire cpl_valid
 );
     reg  [661:0] req_park_mem [0:255]; // hdlgen/axis/axis.go:136
-    reg  [27:0] tag_orig [0:255]; // designs/internal/pcie4/tags.go:144
-    reg  [255:0] tag_busy = 256'h0; // designs/internal/pcie4/tags.go:75
-    reg  [7:0] tag_cursor = 8'h0; // designs/internal/pcie4/tags.go:76
-    reg  tag_free = 1'h1; // designs/internal/pcie4/tags.go:79
-    reg  np_sent_1 = 1'h0; // designs/internal/pcie4/tags.go:99
-    reg  np_sent_2 = 1'h0; // designs/internal/pcie4/tags.go:99
-    reg  [1:0] npd_sent_1 = 2'h0; // designs/internal/pcie4/tags.go:100
-    reg  [1:0] npd_sent_2 = 2'h0; // designs/internal/pcie4/tags.go:100
+    reg  [27:0] tag_orig [0:255]; // designs/internal/pcie4/tags.go:146
+    reg  [255:0] tag_busy = 256'h0; // designs/internal/pcie4/tags.go:76
+    reg  [7:0] tag_cursor = 8'h0; // designs/internal/pcie4/tags.go:77
+    reg  tag_free = 1'h1; // designs/internal/pcie4/tags.go:80
+    reg  np_sent_1 = 1'h0; // designs/internal/pcie4/tags.go:100
+    reg  np_sent_2 = 1'h0; // designs/internal/pcie4/tags.go:100
+    reg  [1:0] npd_sent_1 = 2'h0; // designs/internal/pcie4/tags.go:101
+    reg  [1:0] npd_sent_2 = 2'h0; // designs/internal/pcie4/tags.go:101
     reg  [8:0] req_park_rptr = 9'h0; // hdlgen/axis/axis.go:134
     reg  [8:0] req_park_wptr = 9'h0; // hdlgen/axis/axis.go:135
     reg  req_park_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [661:0] req_park_bypass_data = 662'h0; // hdlgen/axis/axis.go:138
     reg  [8:0] req_park_rptr_inc = 9'h1; // hdlgen/axis/axis.go:152
     reg  [661:0] req_park_head = 662'h0; // hdlgen/axis/axis.go:158
+    reg  req_park_head_valid = 1'h0; // hdlgen/axis/axis.go:82
+    reg  [661:0] req_park_head_data = 662'h0; // hdlgen/axis/axis.go:85
+    reg  req_park_head_skid_valid = 1'h0; // hdlgen/axis/axis.go:87
+    reg  [661:0] req_park_head_skid_data = 662'h0; // hdlgen/axis/axis.go:90
     reg  req_merge_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  req_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [31:0] np_overflow_count = 32'h0; // designs/internal/pcie4/tags.go:116
-    reg  cpl_valid_r = 1'h0; // designs/internal/pcie4/tags.go:153
-    reg  [27:0] _cpl_hdr_back_memread = 28'h0; // designs/internal/pcie4/tags.go:158
-    reg  [95:0] cpl_hdr_r = 96'h0; // designs/internal/pcie4/tags.go:161
-    reg  cpl_tag_held_r = 1'h0; // designs/internal/pcie4/tags.go:161
-    reg  [511:0] cpl_data_r = 512'h0; // designs/internal/pcie4/tags.go:161
-    reg  [15:0] cpl_keep_r = 16'h0; // designs/internal/pcie4/tags.go:161
-    reg  cpl_sop_r = 1'h0; // designs/internal/pcie4/tags.go:161
-    reg  cpl_eop_r = 1'h0; // designs/internal/pcie4/tags.go:161
-    wire req_needs_tag; // designs/internal/pcie4/tags.go:74
-    wire [1:0] req_npd; // designs/internal/pcie4/tags.go:83
-    wire [661:0] _req_park_bypass_data_concat; // designs/internal/pcie4/tags.go:86
-    wire req_in_ready; // designs/internal/pcie4/tags.go:87
-    wire [3:0] nph_taken; // designs/internal/pcie4/tags.go:105
-    wire [3:0] npd_taken; // designs/internal/pcie4/tags.go:106
-    wire nph_ok; // designs/internal/pcie4/tags.go:107
-    wire npd_ok_1; // designs/internal/pcie4/tags.go:108
-    wire npd_ok_2; // designs/internal/pcie4/tags.go:108
+    reg  [31:0] np_overflow_count = 32'h0; // designs/internal/pcie4/tags.go:118
+    reg  cpl_valid_r = 1'h0; // designs/internal/pcie4/tags.go:155
+    reg  [27:0] _cpl_hdr_back_memread = 28'h0; // designs/internal/pcie4/tags.go:160
+    reg  [95:0] cpl_hdr_r = 96'h0; // designs/internal/pcie4/tags.go:163
+    reg  cpl_tag_held_r = 1'h0; // designs/internal/pcie4/tags.go:163
+    reg  [511:0] cpl_data_r = 512'h0; // designs/internal/pcie4/tags.go:163
+    reg  [15:0] cpl_keep_r = 16'h0; // designs/internal/pcie4/tags.go:163
+    reg  cpl_sop_r = 1'h0; // designs/internal/pcie4/tags.go:163
+    reg  cpl_eop_r = 1'h0; // designs/internal/pcie4/tags.go:163
+    wire req_needs_tag; // designs/internal/pcie4/tags.go:75
+    wire [1:0] req_npd; // designs/internal/pcie4/tags.go:84
+    wire [661:0] _req_park_bypass_data_concat; // designs/internal/pcie4/tags.go:87
+    wire req_in_ready; // designs/internal/pcie4/tags.go:88
+    wire [3:0] nph_taken; // designs/internal/pcie4/tags.go:107
+    wire [3:0] npd_taken; // designs/internal/pcie4/tags.go:108
+    wire nph_ok; // designs/internal/pcie4/tags.go:109
+    wire npd_ok_1; // designs/internal/pcie4/tags.go:110
+    wire npd_ok_2; // designs/internal/pcie4/tags.go:110
     wire req_split_to0; // hdlgen/axis/axis.go:173
     wire _req_merge_in0_idle_and; // hdlgen/axis/axis.go:174
     wire req_split_ready0; // hdlgen/axis/axis.go:174
     wire req_split_to1; // hdlgen/axis/axis.go:173
     wire _req_park_drop_and; // hdlgen/axis/axis.go:174
     wire req_split_ready1; // hdlgen/axis/axis.go:174
-    wire req_park_in_valid; // designs/internal/pcie4/tags.go:115
-    wire req_park_in_ready; // designs/internal/pcie4/tags.go:115
-    wire req_park_drop; // designs/internal/pcie4/tags.go:115
+    wire req_park_in_valid; // designs/internal/pcie4/tags.go:117
+    wire req_park_in_ready; // designs/internal/pcie4/tags.go:117
+    wire req_park_drop; // designs/internal/pcie4/tags.go:117
     wire req_park_empty; // hdlgen/axis/axis.go:140
     wire req_park_full; // hdlgen/axis/axis.go:141
     wire req_park_not_full; // hdlgen/axis/axis.go:142
@@ -105,11 +109,15 @@ module onic_pcie4_tags (
     wire req_park_pop; // hdlgen/axis/axis.go:147
     wire [8:0] req_park_rptr_next; // hdlgen/axis/axis.go:153
     wire [661:0] req_park_out_data; // hdlgen/axis/axis.go:161
-    wire [1:0] park_head_npd; // designs/internal/pcie4/tags.go:111
-    wire np_credit; // designs/internal/pcie4/tags.go:112
-    wire req_release; // designs/internal/pcie4/tags.go:113
-    wire _req_merge_in1_idle_and; // designs/internal/pcie4/tags.go:115
-    wire req_released_ready; // designs/internal/pcie4/tags.go:115
+    wire req_park_head_out_ready; // hdlgen/axis/axis.go:92
+    wire req_park_head_skid_empty; // hdlgen/axis/axis.go:99
+    wire req_park_head_load; // hdlgen/axis/axis.go:102
+    wire req_park_head_pending; // hdlgen/axis/axis.go:103
+    wire [1:0] park_head_npd; // designs/internal/pcie4/tags.go:113
+    wire np_credit; // designs/internal/pcie4/tags.go:114
+    wire req_release; // designs/internal/pcie4/tags.go:115
+    wire _req_merge_in1_idle_and; // designs/internal/pcie4/tags.go:117
+    wire req_released_ready; // designs/internal/pcie4/tags.go:117
     wire req_merge_last_is0; // hdlgen/axis/axis.go:215
     wire req_merge_last_is1; // hdlgen/axis/axis.go:215
     wire req_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -121,30 +129,30 @@ module onic_pcie4_tags (
     wire req_merge_valid; // hdlgen/axis/axis.go:225
     wire [662:0] req_merge_data; // hdlgen/axis/axis.go:227
     wire req_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire req_out_ready; // designs/internal/pcie4/tags.go:115
-    wire req_parked; // designs/internal/pcie4/tags.go:115
-    wire req_moved; // designs/internal/pcie4/tags.go:125
-    wire tag_alloc; // designs/internal/pcie4/tags.go:126
+    wire req_out_ready; // designs/internal/pcie4/tags.go:117
+    wire req_parked; // designs/internal/pcie4/tags.go:117
+    wire req_moved; // designs/internal/pcie4/tags.go:127
+    wire tag_alloc; // designs/internal/pcie4/tags.go:128
     wire rq_out_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] rq_out_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [9:0] rq_out_tag; // designs/internal/tlphdr/tlphdr.go:114
-    wire [127:0] rq_hdr_local_tag; // designs/internal/pcie4/tags.go:133
-    wire [127:0] rq_hdr_tagged; // designs/internal/pcie4/tags.go:137
-    wire [27:0] tag_orig_in; // designs/internal/pcie4/tags.go:145
-    wire cpl_accept; // designs/internal/pcie4/tags.go:155
-    wire cpl_open; // designs/internal/pcie4/tags.go:156
+    wire [127:0] rq_hdr_local_tag; // designs/internal/pcie4/tags.go:135
+    wire [127:0] rq_hdr_tagged; // designs/internal/pcie4/tags.go:139
+    wire [27:0] tag_orig_in; // designs/internal/pcie4/tags.go:147
+    wire cpl_accept; // designs/internal/pcie4/tags.go:157
+    wire cpl_open; // designs/internal/pcie4/tags.go:158
     wire rc_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [9:0] rc_tag; // designs/internal/tlphdr/tlphdr.go:114
-    wire [255:0] tag_busy_from_cpl; // designs/internal/pcie4/tags.go:169
-    wire [95:0] cpl_hdr_orig_tag; // designs/internal/pcie4/tags.go:171
-    wire [95:0] cpl_hdr_back; // designs/internal/pcie4/tags.go:174
-    wire tag_release; // designs/internal/pcie4/tags.go:183
-    wire [255:0] tag_set; // designs/internal/pcie4/tags.go:184
-    wire [255:0] tag_clear; // designs/internal/pcie4/tags.go:185
-    wire [255:0] tag_busy_next; // designs/internal/pcie4/tags.go:186
-    wire tag_cursor_moves; // designs/internal/pcie4/tags.go:188
-    wire [7:0] tag_cursor_next; // designs/internal/pcie4/tags.go:189
-    wire [255:0] tag_busy_from_next; // designs/internal/pcie4/tags.go:194
+    wire [255:0] tag_busy_from_cpl; // designs/internal/pcie4/tags.go:171
+    wire [95:0] cpl_hdr_orig_tag; // designs/internal/pcie4/tags.go:173
+    wire [95:0] cpl_hdr_back; // designs/internal/pcie4/tags.go:176
+    wire tag_release; // designs/internal/pcie4/tags.go:185
+    wire [255:0] tag_set; // designs/internal/pcie4/tags.go:186
+    wire [255:0] tag_clear; // designs/internal/pcie4/tags.go:187
+    wire [255:0] tag_busy_next; // designs/internal/pcie4/tags.go:188
+    wire tag_cursor_moves; // designs/internal/pcie4/tags.go:190
+    wire [7:0] tag_cursor_next; // designs/internal/pcie4/tags.go:191
+    wire [255:0] tag_busy_from_next; // designs/internal/pcie4/tags.go:196
     wire unused;
 
 `ifndef SYNTHESIS
@@ -182,16 +190,20 @@ module onic_pcie4_tags (
                            & (req_park_rptr[7:0] == req_park_wptr[7:0]);
     assign req_park_not_full = ~req_park_full;
     assign req_park_not_empty = ~req_park_empty;
-    assign req_park_out_ready = (req_released_ready & req_release);
+    assign req_park_out_ready = req_park_head_skid_empty;
     assign req_park_push = req_park_in_valid & req_park_not_full;
     assign req_park_pop = req_park_not_empty & req_park_out_ready;
     assign req_park_rptr_next = req_park_pop ? req_park_rptr_inc : req_park_rptr;
     assign req_park_out_data = req_park_bypass ? req_park_bypass_data : req_park_head;
-    assign park_head_npd = req_park_out_data[658:657];
+    assign req_park_head_out_ready = (req_released_ready & req_release);
+    assign req_park_head_skid_empty = ~req_park_head_skid_valid;
+    assign req_park_head_load = req_park_head_out_ready | (~req_park_head_valid);
+    assign req_park_head_pending = req_park_head_skid_valid | req_park_not_empty;
+    assign park_head_npd = req_park_head_data[658:657];
     assign np_credit = nph_ok
                        & (park_head_npd[1] ? npd_ok_2 : (park_head_npd[0] ? npd_ok_1 : 1'h1));
     assign req_release = tag_free & np_credit;
-    assign _req_merge_in1_idle_and = req_park_not_empty & req_release;
+    assign _req_merge_in1_idle_and = req_park_head_valid & req_release;
     assign req_released_ready = (req_merge_out_ready & req_merge_grant1);
     assign req_merge_last_is0 = req_merge_last == 1'h0;
     assign req_merge_last_is1 = req_merge_last == 1'h1;
@@ -206,7 +218,7 @@ module onic_pcie4_tags (
     assign req_merge_grant1 = req_merge_busy ? (req_merge_last_is1 & _req_merge_in1_idle_and)
                               : req_merge_rr1;
     assign req_merge_valid = req_merge_grant0 | req_merge_grant1;
-    assign req_merge_data = req_merge_grant1 ? {req_park_out_data, 1'h1}
+    assign req_merge_data = req_merge_grant1 ? {req_park_head_data, 1'h1}
                             : {_req_park_bypass_data_concat, 1'h0};
     assign req_merge_out_ready = req_out_ready;
     assign req_out_ready = rq_ready;
@@ -338,6 +350,35 @@ module onic_pcie4_tags (
 
     always @(posedge clk) begin
         req_park_head <= req_park_mem[req_park_rptr_next[7:0]];
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            req_park_head_valid <= 1'h0;
+        end else begin
+            req_park_head_valid <= req_park_head_load ? req_park_head_pending : req_park_head_valid;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (req_park_head_load) begin
+            req_park_head_data <= req_park_head_skid_valid ? req_park_head_skid_data
+                                  : req_park_out_data;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            req_park_head_skid_valid <= 1'h0;
+        end else begin
+            req_park_head_skid_valid <= req_park_head_load ? 1'h0 : req_park_head_pending;
+        end
+    end
+
+    always @(posedge clk) begin
+        if ((~req_park_head_load) & req_park_not_empty & req_park_head_skid_empty) begin
+            req_park_head_skid_data <= req_park_out_data;
+        end
     end
 
     always @(posedge clk) begin
