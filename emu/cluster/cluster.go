@@ -370,10 +370,20 @@ func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 	pt.l.NotifyRoom(pt.side, room, pt, evPortRoom)
 }
 
-// unblockAll runs again every pipeline that waits for port pt.
+// unblockAll runs again every pipeline that waits for port pt, taking
+// turns: the first to go is the one after the pipeline that went first
+// last time, as the card's round-robin merge into the port serves its
+// inputs (axis.PacketMux). Always starting from the host's, the host's
+// writes would take every place the buffer frees and starve a port's
+// relays through it, whose ingress link then stalls its sender.
 func (o *onicNode) unblockAll(pt *port) {
-	for in, b := range o.blocked {
-		if b == pt {
+	first := true
+	for k := range len(o.blocked) {
+		in := (pt.turn + k) % len(o.blocked)
+		if o.blocked[in] == pt {
+			if first {
+				pt.turn, first = in+1, false
+			}
 			o.unblock(in)
 		}
 	}
@@ -686,6 +696,9 @@ type port struct {
 	// its egress buffer, since blockedAt.
 	blockers  int
 	blockedAt sim.Time
+	// turn is the pipeline (an ingress) that goes first the next time
+	// the egress buffer has room for those waiting (unblockAll).
+	turn int
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
