@@ -164,8 +164,22 @@ func (m *model) fits(i, h int) bool {
 // the set-up stages once, then every iteration's stages, and between
 // iterations from the last stage's circuits back to the first's. static
 // allows one topology only.
+//
+// A reconfiguration costs the same whatever the circuits, so a stage's
+// best way onto a topology comes either from the same topology or from
+// the cheapest other one before it: each stage costs O(T), each choice of
+// the iteration's first topology O(S·T), the whole O(S·T²), where trying
+// every pair of consecutive topologies would cost T times as much (641
+// topologies on four hosts of two O-NICs). Equal topologies in topos are
+// one choice (the first), and among equally cheap choices the earliest
+// wins.
+//
+// Long: one dynamic programme, its chain and back-tracking closures
+// sharing its tables.
 func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology, float64) {
-	S, T, P := len(m.stages), len(topos), m.setup
+	S, P := len(m.stages), m.setup
+	topos = distinct(topos)
+	T := len(topos)
 	if T == 0 {
 		return nil, math.Inf(1)
 	}
@@ -176,16 +190,9 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 			cost[s][t] = m.stageCost(s, place, topos[t])
 		}
 	}
-	same := make([][]bool, T)
-	for a := range T {
-		same[a] = make([]bool, T)
-		for b := range T {
-			same[a][b] = topos[a].equal(topos[b])
-		}
-	}
 	sw := m.switchTime()
 	swap := func(a, b int) float64 {
-		if same[a][b] {
+		if a == b {
 			return 0
 		}
 		return sw
@@ -207,12 +214,38 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 			}
 		}
 		for k := 1; k < hi-lo; k++ {
+			prev := f[k-1]
+			// The previous stage's two cheapest topologies, each the
+			// earliest of its cost.
+			b1, b2 := -1, -1
+			for p, v := range prev {
+				switch {
+				case math.IsInf(v, 1):
+				case b1 < 0 || v < prev[b1]:
+					b1, b2 = p, b1
+				case b2 < 0 || v < prev[b2]:
+					b2 = p
+				}
+			}
 			for t := range T {
 				if static && t != start {
 					continue
 				}
-				for p := range T {
-					if v := f[k-1][p] + cost[lo+k][t] + swap(p, t); v < f[k][t] {
+				other := b1
+				if other == t {
+					other = b2
+				}
+				// From t itself or from the cheapest other, the earlier
+				// first.
+				cands := [2]int{t, other}
+				if other >= 0 && other < t {
+					cands = [2]int{other, t}
+				}
+				for _, p := range cands {
+					if p < 0 {
+						continue
+					}
+					if v := prev[p] + cost[lo+k][t] + swap(p, t); v < f[k][t] {
 						f[k][t], from[k][t] = v, p
 					}
 				}
@@ -230,15 +263,18 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 	}
 	iters := float64(m.j.Iterations)
 	best, bestSeq := math.Inf(1), []int(nil)
+	var fp [][]float64
+	var fromP [][]int
+	if P > 0 && !static {
+		fp, fromP = chain(0, P, -1) // (the same whatever the iteration starts on)
+	}
 	for t0 := range T {
 		var pre float64
 		var preSeq []int
 		if P > 0 {
-			start := -1
 			if static {
-				start = t0
+				fp, fromP = chain(0, P, t0)
 			}
-			fp, fromP := chain(0, P, start)
 			pre = math.Inf(1)
 			for p := range T {
 				if v := fp[P-1][p] + swap(p, t0); v < pre && (!static || p == t0) {
@@ -268,6 +304,27 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 		out[s] = topos[t]
 	}
 	return out, best
+}
+
+// distinct is topos without repeats, each topology where it first
+// appears.
+func distinct(topos []Topology) []Topology {
+	seen := make(map[string]bool, len(topos))
+	out := make([]Topology, 0, len(topos))
+	var key []byte
+	for _, t := range topos {
+		key = key[:0]
+		for _, row := range t.Count {
+			for _, c := range row {
+				key = append(key, byte(c))
+			}
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // totals are the job's time and its transfers' weighted lateness with

@@ -231,6 +231,15 @@ func bruteForce(m *model) float64 {
 	best := math.Inf(1)
 	S := len(m.stages)
 	m.placements(func(place []int) {
+		// Each stage's time on each topology, worked out once for the
+		// placement (every sequence below adds them up).
+		times := make([][]float64, S)
+		for k := range S {
+			times[k] = make([]float64, len(topos))
+			for t := range topos {
+				times[k][t] = m.stageTime(k, place, topos[t])
+			}
+		}
 		seq := make([]int, S)
 		var walk func(s int)
 		walk = func(s int) {
@@ -238,15 +247,15 @@ func bruteForce(m *model) float64 {
 				P := m.setup
 				pre, loop := 0.0, 0.0
 				for k := range S {
-					c := m.stageTime(k, place, topos[seq[k]])
+					c := times[k][seq[k]]
 					if k > 0 && !topos[seq[k]].equal(topos[seq[k-1]]) {
 						c += m.switchTime()
 					}
 					if k < P {
 						pre += c
 					} else if k == P && P > 0 {
-						pre += c - m.stageTime(k, place, topos[seq[k]]) // the switch out of the set-up
-						loop += m.stageTime(k, place, topos[seq[k]])
+						pre += c - times[k][seq[k]] // the switch out of the set-up
+						loop += times[k][seq[k]]
 					} else {
 						loop += c
 					}
@@ -299,6 +308,32 @@ func TestExactIsBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("20 random jobs: exact = brute force; the heuristic's worst gap %.1f%%", 100*worstGap)
+}
+
+// TestExactEightONICs: the exact method on eight O-NICs, four hosts of
+// two (four ports each: 641 topologies), equals brute force over every
+// placement and every pair of topologies on random two-stage jobs.
+func TestExactEightONICs(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 8))
+	for k := range 3 {
+		j := randomJob(t, r, 4, 2)
+		cl := testCluster(4)
+		for i := range cl.Hosts {
+			h := &cl.Hosts[i]
+			h.ONICs, h.Ports = append(h.ONICs, h.ONICs[0]+"2"), 4
+		}
+		start := time.Now()
+		p, err := Make(cl, j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		bf := bruteForce(newModel(cl, j))
+		if p.Method != "exact" || math.Abs(p.TotalSeconds-bf) > 1e-9*bf {
+			t.Fatalf("job %d: %s plan %.9f s, brute force %.9f s", k, p.Method, p.TotalSeconds, bf)
+		}
+		t.Logf("job %d: exact = brute force, %.6f s; planned in %v", k, bf, took.Round(time.Millisecond))
+	}
 }
 
 // BenchmarkPlanFLEET plans a Megatron job of 192 GPUs (dp 24, tp 4, pp
