@@ -234,6 +234,16 @@ func render(ds *onic.Design, o Options, image bool) ([]File, [][]File, error) {
 		for _, f := range boardFs {
 			fs = append(fs, File{f.Name, f.Data})
 		}
+	} else if o.PCIe4 && !image {
+		// No board: the GTY wrapper for the lane plan, for the board top
+		// the user writes.
+		ws, err := board.Wrappers(GTYDir, o.lanePlan(), o.BoardMarkerWords)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range ws {
+			fs = append(fs, File{f.Name, f.Data})
+		}
 	}
 	fs = append(fs,
 		File{"files.f", []byte(strings.Join(vs, "\n") + "\n")},
@@ -256,6 +266,10 @@ func Write(dir string, d *manager.Design, o Options) ([]string, error) {
 	}
 	return WriteFiles(dir, fs)
 }
+
+// GTYDir is the directory, among a whole card's files without a board,
+// of the GTY wrapper for its lane plan (with a board it is board.Dir's).
+const GTYDir = "gty"
 
 // WriteFiles writes fs into dir (created if needed) and returns their
 // paths.
@@ -1070,7 +1084,7 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition, c
 		w("port pipeline on each optical port's, keeps the register BAR (the manager's")
 		w("registers, the kernel slots' pages, the MSI-X table, the card's counters) and")
 		w("carries each optical port over a link layer to its lane interface, which a")
-		w("GTY wrapper of yours feeds. docs/hdl.md, \"The card\", describes each part.")
+		w("GTY wrapper feeds. docs/hdl.md, \"The card\", describes each part.")
 		w("")
 		w("| | |")
 		w("|---|---|")
@@ -1095,8 +1109,9 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition, c
 			w("")
 		}
 		w("1. Write your board's top: instantiate the PCIE4 IP (`onic_pcie4`, which `build.tcl`")
-		w("   creates) and `onic_top`, joining the ports above by name, and one GTY wrapper per")
-		w("   optical port between its transceivers and `port_<x>_*`.")
+		w("   creates) and `onic_top`, joining the ports above by name, and per optical port the")
+		w("   GTY wrapper in `%s/` (`onic_gty_tx`, `onic_gty_rx`, for this lane plan: docs/hdl.md,", GTYDir)
+		w("   \"The GTY wrapper\") between its transceivers and `port_<x>_*`.")
 		w("2. Set the transceiver clock periods in `onic_top.xdc` (the lane clocks) and your")
 		w("   board's pins in an XDC of your own.")
 		w("3. `vivado -mode batch -source build.tcl` synthesises, places and routes `onic_top`")
@@ -1403,21 +1418,23 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 
 // gtIP writes the optical ports' transceiver IP: per port, a
 // gtwizard_ultrascale of the lane plan's GTY channels at its line rate,
-// 64-bit user data per lane. Without a board, with 64b/66b and
-// placeholder channels and reference clock, set at the top of the block
-// (the wrapper between the IP and the lane interface is the user's,
-// docs/hdl.md). With a board, on its cages' channels and reference
-// clocks with the 64B/66B asynchronous gearbox, for the generated GTY
-// wrapper (designs/internal/gty), QPLL0, and the reference clock as the
-// reset logic's free-running clock (the board top's).
+// with the 64B/66B asynchronous gearbox and the generated GTY wrapper's
+// data widths (designs/internal/gty: 64 bits a lane, 32 with 16 lanes).
+// Without a board, on placeholder channels and reference clock, set at
+// the top of the block (the top joining the IP, the wrapper and onic_top
+// is the user's, docs/hdl.md). With a board, on its cages' channels and
+// reference clocks, QPLL0, and the reference clock as the reset logic's
+// free-running clock (the board top's).
 func gtIP(w func(string, ...any), plan lanes.Plan, b *board.Board) {
 	w("")
 	w("# The optical ports' transceivers (gtwizard_ultrascale, PG182), lane plan")
-	w("# %v: per port %d GTY channels at %g Gb/s, 64 bits a lane", plan, plan.Lanes, plan.LaneGbps())
+	ub := board.UserBits(plan)
+	w("# %v: per port %d GTY channels at %g Gb/s, %d bits a lane", plan, plan.Lanes, plan.LaneGbps(), ub)
 	if b == nil {
-		w("# a user clock (docs/hdl.md, \"Lane plans\"). The channels and the reference")
-		w("# clock are the board's: the ones below are placeholders. The wrapper")
-		w("# between each IP and onic_top's port_<x>_* lane interface is yours.")
+		w("# a user clock, with the asynchronous 64B/66B gearbox (docs/hdl.md, \"Lane")
+		w("# plans\"). The channels and the reference clock are the board's: the ones")
+		w("# below are placeholders. The GTY wrapper between each IP and onic_top's")
+		w("# port_<x>_* lane interface is %s/'s; the top joining them is yours.", GTYDir)
 		for i, port := range []string{"port_a", "port_b"} {
 			var ch []string
 			for l := range plan.Lanes {
@@ -1435,10 +1452,7 @@ func gtIP(w func(string, ...any), plan lanes.Plan, b *board.Board) {
 			w("set gt_refclk_mhz(%s) %s", port, fmtMHz(mhz))
 		}
 	}
-	encoding := "64B66B"
-	if b != nil {
-		encoding = "64B66B_ASYNC"
-	}
+	encoding := "64B66B_ASYNC"
 	w("foreach port {port_a port_b} {")
 	w("    set gt onic_${port}_gt")
 	w("    create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -module_name $gt -dir $ipdir")
@@ -1454,10 +1468,10 @@ func gtIP(w func(string, ...any), plan lanes.Plan, b *board.Board) {
 		{"RX_REFCLK_FREQUENCY", "$gt_refclk_mhz($port)"},
 		{"TX_DATA_ENCODING", "{" + encoding + "}"},
 		{"RX_DATA_DECODING", "{" + encoding + "}"},
-		{"TX_USER_DATA_WIDTH", "{64}"},
-		{"RX_USER_DATA_WIDTH", "{64}"},
-		{"TX_INT_DATA_WIDTH", "{64}"},
-		{"RX_INT_DATA_WIDTH", "{64}"},
+		{"TX_USER_DATA_WIDTH", fmt.Sprintf("{%d}", ub)},
+		{"RX_USER_DATA_WIDTH", fmt.Sprintf("{%d}", ub)},
+		{"TX_INT_DATA_WIDTH", fmt.Sprintf("{%d}", ub)},
+		{"RX_INT_DATA_WIDTH", fmt.Sprintf("{%d}", ub)},
 	}
 	if b != nil {
 		// The helper blocks the board top's ports belong to in the core

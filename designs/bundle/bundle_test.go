@@ -356,14 +356,25 @@ func TestPCIe4Bundle(t *testing.T) {
 		"CONFIG.MSI_X_OPTIONS {MSI-X_External}", "CONFIG.PF0_MSIX_CAP_TABLE_SIZE {03F}", "CONFIG.PF0_MSIX_CAP_TABLE_BIR {BAR_1:0}",
 		"CONFIG.PF0_MSIX_CAP_TABLE_OFFSET {00008000}", "CONFIG.PF0_MSIX_CAP_PBA_OFFSET {0000C000}",
 		// The optical ports' transceivers: 16 GTY channels a port at
-		// 8.25 Gb/s with 64b/66b, on placeholder channels.
+		// 8.25 Gb/s with the asynchronous 64B/66B gearbox on the 4-byte
+		// interface (the generated wrapper's, gty/), on placeholder
+		// channels.
 		"create_ip -name gtwizard_ultrascale", "set gt_channels(port_b) {X0Y16 ", "CONFIG.GT_TYPE {GTY}",
-		"CONFIG.TX_LINE_RATE {8.25}", "CONFIG.RX_DATA_DECODING {64B66B}", "CONFIG.TX_USER_DATA_WIDTH {64}"} {
+		"CONFIG.TX_LINE_RATE {8.25}", "CONFIG.RX_DATA_DECODING {64B66B_ASYNC}", "CONFIG.TX_USER_DATA_WIDTH {32}",
+		"CONFIG.RX_INT_DATA_WIDTH {32}", "GTY wrapper between each IP and onic_top's"} {
 		if !strings.Contains(string(tcl), want) {
 			t.Errorf("build.tcl has no %q", want)
 		}
 	}
 	lintTop(t, dir, vs)
+	// The GTY wrapper for the lane plan (16 lanes: 32 bits a lane, 512
+	// a cycle), for the user's board top.
+	for _, name := range []string{"onic_gty_tx.v", "onic_gty_rx.v"} {
+		v, err := os.ReadFile(filepath.Join(dir, bundle.GTYDir, name))
+		if err != nil || !strings.Contains(string(v), "[511:0] gt_") {
+			t.Errorf("%s/%s: %v, or not 16 lanes of 32 bits", bundle.GTYDir, name, err)
+		}
+	}
 	// It runs on the block's user_clk and active-high user_reset.
 	top, err := os.ReadFile(filepath.Join(dir, "onic_top.v"))
 	if err != nil || !strings.Contains(string(top), "input  wire user_clk,") || !strings.Contains(string(top), ".rst(user_reset)") {
@@ -439,7 +450,8 @@ func TestPCIe4Configurations(t *testing.T) {
 // not the black boxes under dfx/ that the Vivado build uses for the
 // reconfigurable partitions (each module's own file is there too).
 func isSource(p string) bool {
-	return strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(filepath.FromSlash(p))) != bundle.DFXDir
+	dir := filepath.Base(filepath.Dir(filepath.FromSlash(p)))
+	return strings.HasSuffix(p, ".v") && dir != bundle.DFXDir && dir != bundle.GTYDir
 }
 
 // TestStandIns: a card presenting a lent GPU as the block's physical

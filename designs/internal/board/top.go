@@ -89,7 +89,20 @@ func Top(b Board, o Options) ([]File, error) {
 	if o.Cell == "" {
 		o.Cell = "onic"
 	}
-	c := gty.Config{Lanes: o.Plan.Lanes, MarkerWords: o.MarkerWords}
+	fs, err := Wrappers(Dir, o.Plan, o.MarkerWords)
+	if err != nil {
+		return nil, err
+	}
+	top := topVerilog(b, o)
+	fs = append([]File{{Dir + "/" + b.TopName() + ".v", top}, {Dir + "/" + b.TopName() + ".xdc", xdc(b, o)}}, fs...)
+	fs = append(fs, standIns(b, o)...)
+	return fs, nil
+}
+
+// Wrappers returns the GTY wrapper's modules for a port on lane plan
+// plan (onic_gty_tx and onic_gty_rx, gty.TX and gty.RX), under dir.
+func Wrappers(dir string, plan lanes.Plan, markerWords int) ([]File, error) {
+	c := gty.Config{Lanes: plan.Lanes, MarkerWords: markerWords}
 	tx, err := gty.TX(c)
 	if err != nil {
 		return nil, err
@@ -105,14 +118,16 @@ func Top(b Board, o Options) ([]File, error) {
 			return nil, err
 		}
 		for _, v := range vs {
-			fs = append(fs, File{Dir + "/" + v.Name, v.Source})
+			fs = append(fs, File{dir + "/" + v.Name, v.Source})
 		}
 	}
-	top := topVerilog(b, o)
-	fs = append([]File{{Dir + "/" + b.TopName() + ".v", top}, {Dir + "/" + b.TopName() + ".xdc", xdc(b, o)}}, fs...)
-	fs = append(fs, standIns(b, o)...)
 	return fs, nil
 }
+
+// UserBits is the GTY wrapper's transceiver interface on lane plan plan,
+// bits a lane a cycle (gty.Config.UserBits): what build.tcl configures
+// the transceiver IP's user and internal data widths to.
+func UserBits(plan lanes.Plan) int { return gty.Config{Lanes: plan.Lanes}.UserBits() }
 
 // Sources are the board top's Verilog files among Top's, top first, for
 // build.tcl.

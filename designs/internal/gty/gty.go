@@ -69,7 +69,7 @@ const MarkerMagic = 0x4F4E4943
 
 // Config is a wrapper's shape.
 type Config struct {
-	// Lanes is the lane plan's lanes: 1, 2, 4 or 8.
+	// Lanes is the lane plan's lanes: 1, 2, 4, 8 or 16.
 	Lanes int
 	// MarkerWords is how many words go between alignment markers (zero:
 	// DefaultMarkerWords). It must be at least 2.
@@ -93,15 +93,18 @@ const (
 // resolved is c with its defaults, checked.
 func (c Config) resolved() (Config, error) {
 	switch c.Lanes {
-	case 1, 2, 4, 8:
+	case 1, 2, 4, 8, 16:
 	default:
-		return c, fmt.Errorf("gty: %d lanes: the wrapper takes 1, 2, 4 or 8 (a word's eight blocks split evenly)", c.Lanes)
+		return c, fmt.Errorf("gty: %d lanes: the wrapper takes 1, 2, 4, 8 or 16 (a word's eight blocks split evenly, or two words' sixteen)", c.Lanes)
 	}
 	if c.MarkerWords == 0 {
 		c.MarkerWords = DefaultMarkerWords
 	}
 	if c.MarkerWords < 2 || c.MarkerWords > 1<<16 {
 		return c, fmt.Errorf("gty: marker_words %d must be 2 to 65536", c.MarkerWords)
+	}
+	if c.halves() && c.MarkerWords%2 != 0 {
+		return c, fmt.Errorf("gty: marker_words %d must be even with 16 lanes (a block carries two words)", c.MarkerWords)
 	}
 	if c.SkewBlocks == 0 {
 		c.SkewBlocks = DefaultSkewBlocks
@@ -112,11 +115,33 @@ func (c Config) resolved() (Config, error) {
 	return c, nil
 }
 
-// cycles is how many cycles a word takes on the lanes.
-func (c Config) cycles() int { return blocksPerWord / c.Lanes }
+// halves says the wrapper runs the transceivers' 4-byte interface: 16
+// lanes, where a cycle's 64-bit blocks would carry two words.
+func (c Config) halves() bool { return c.Lanes == 16 }
+
+// UserBits is the transceiver interface's bits a lane a cycle: 64 (the
+// 8-byte interface, a block and its header a cycle), or 32 with 16 lanes
+// (the 4-byte interface, a block in two cycles, the header with the
+// first: so the lanes carry one word a cycle at a word clock of the line
+// rate / 33, 250 MHz at FLEET's 8.25 Gb/s, as fast as the card's).
+func (c Config) UserBits() int {
+	if c.halves() {
+		return 32
+	}
+	return 64
+}
+
+// cycles is how many cycles a word takes on the lanes (16 lanes: one,
+// two words in a block's two cycles).
+func (c Config) cycles() int { return max(1, blocksPerWord/c.Lanes) }
 
 // period is the lane blocks from one marker to the next.
-func (c Config) period() int { return c.MarkerWords*c.cycles() + 1 }
+func (c Config) period() int {
+	if c.halves() {
+		return c.MarkerWords/2 + 1
+	}
+	return c.MarkerWords*c.cycles() + 1
+}
 
 // widthFor is the bits a counter to n-1 takes (at least 1).
 func widthFor(n int) int { return max(1, bits.Len(uint(n-1))) }
@@ -185,6 +210,9 @@ func TX(c Config) (*ir.Module, error) {
 	c, err := c.resolved()
 	if err != nil {
 		return nil, err
+	}
+	if c.halves() {
+		return txHalves(c)
 	}
 	n, k := c.Lanes, c.cycles()
 	m := ir.NewModule("onic_gty_tx")
@@ -397,9 +425,9 @@ func RX(c Config) (*ir.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, k := c.Lanes, c.cycles()
+	n := c.Lanes
 	m := ir.NewModule("onic_gty_rx")
-	m.Describe("gt_rx", "From the transceiver IP: per lane a 64-bit block, its sync header (bits 1:0 of 6) and their valid bits (bit 0 of 2).")
+	m.Describe("gt_rx", "From the transceiver IP: per lane a 64-bit block (with 16 lanes, 32 bits: a block's halves in turn), its sync header (bits 1:0 of 6) and their valid bits (bit 0 of 2).")
 	m.Describe("gt_ready", "The transceivers' receive side is out of reset.")
 	m.Describe("gt_rxgearboxslip", "To the transceiver IP: move the lane's block boundary by a bit.")
 	m.Describe("rx_", "The words received, to onic_top's port_<x>_rx_*: a word a cycle at most while rx_valid is high, a control word if rx_ctl.")
@@ -409,8 +437,9 @@ func RX(c Config) (*ir.Module, error) {
 	// The transceivers' outputs are registered first: a block's marker
 	// compare and lock logic get a whole cycle of the word clock (390.625
 	// MHz at 25.78125 Gb/s).
-	rxd := m.RegNoReset("rx_blocks", n*64)
-	m.SetNext(rxd, m.Input("gt_rxdata", n*64))
+	ub := c.UserBits()
+	rxd := m.RegNoReset("rx_blocks", n*ub)
+	m.SetNext(rxd, m.Input("gt_rxdata", n*ub))
 	rxh := m.RegNoReset("rx_headers", n*6)
 	m.SetNext(rxh, m.Input("gt_rxheader", n*6))
 	rxdv := m.Reg("rx_data_valid", n*2, 0)
@@ -436,8 +465,15 @@ func RX(c Config) (*ir.Module, error) {
 	take := m.Named("deskew_take", m.Or(hunt, pop))
 	live := m.Named("deskew_live", m.Not(hunt))
 	for l := range n {
-		dv := m.And(ready, m.And(m.Slice(rxdv, 2*l, 1), m.Slice(rxhv, 2*l, 1)))
-		ln, slip := rxLaneLogic(m, c, l, m.Slice(rxd, 64*l, 64), m.Slice(rxh, 6*l, 2), dv, target, arm, hunt)
+		var ln rxLane
+		var slip ir.Value
+		if c.halves() {
+			blk, hdr, dv := joinHalves(m, l, m.Slice(rxd, 32*l, 32), m.Slice(rxh, 6*l, 2), m.And(ready, m.Slice(rxdv, 2*l, 1)), m.Slice(rxhv, 2*l, 1))
+			ln, slip = rxLaneLogic(m, c, l, blk, hdr, dv, target, arm, hunt)
+		} else {
+			dv := m.And(ready, m.And(m.Slice(rxdv, 2*l, 1), m.Slice(rxhv, 2*l, 1)))
+			ln, slip = rxLaneLogic(m, c, l, m.Slice(rxd, 64*l, 64), m.Slice(rxh, 6*l, 2), dv, target, arm, hunt)
+		}
 		lanes = append(lanes, ln)
 		slips = append(slips, slip)
 		lockedBits = append(lockedBits, ln.blockLocked)
@@ -456,7 +492,13 @@ func RX(c Config) (*ir.Module, error) {
 	// with the AND of the lanes' flags on it).
 	allValidQ := m.Reg("deskew_all_valid", 1, 0)
 	m.SetNext(allValidQ, m.Named("deskew_all_valid_next", allValid))
-	m.Assign(pop, m.And(run, allValidQ))
+	var secondWord ir.Value // 16 lanes: a block's second word goes out next cycle
+	if c.halves() {
+		secondWord = m.Reg("word_b_pending", 1, 0)
+		m.Assign(pop, m.And(run, m.And(allValidQ, m.Not(secondWord))))
+	} else {
+		m.Assign(pop, m.And(run, allValidQ))
+	}
 
 	var allMarker, anyMarker, allStarted, allMLocked, overflow ir.Value
 	for l, h := range heads {
@@ -481,7 +523,29 @@ func RX(c Config) (*ir.Module, error) {
 	m.SetNext(realigns, m.Add(realigns, m.Const(16, 1)))
 	m.SetEnable(realigns, m.And(restart, m.Ne(realigns, m.Const(16, 0xffff))))
 
-	// Reassembly: a cycle's blocks from every lane, k cycles a word.
+	if c.halves() {
+		splitHalves(m, heads, pop, allMarker, secondWord)
+	} else {
+		reassemble(m, c, heads, pop, allMarker, run)
+	}
+	up := m.Reg("lanes_bonded", 1, 0)
+	m.SetNext(up, m.And(run, m.Not(restart)))
+	m.Output("phy_up", up)
+	var sl, lk []ir.Value
+	for l := n - 1; l >= 0; l-- {
+		sl = append(sl, slips[l])
+		lk = append(lk, lockedBits[l])
+	}
+	m.Output("gt_rxgearboxslip", m.Concat(sl...))
+	m.Output("lanes_locked", m.Concat(lk...))
+	m.Output("realigns", realigns)
+	return m, m.Check()
+}
+
+// reassemble builds RX's words from its lanes' deskewed blocks: a
+// cycle's blocks from every lane, k cycles a word.
+func reassemble(m *ir.Module, c Config, heads []axisHead, pop, allMarker, run ir.Value) {
+	n, k := c.Lanes, c.cycles()
 	cyc := m.Reg("word_cycle", widthFor(k), 0)
 	allMarker = m.Named("markers_out", allMarker)
 	pick := m.Named("deskew_pick", m.And(pop, m.Not(allMarker)))
@@ -536,22 +600,9 @@ func RX(c Config) (*ir.Module, error) {
 	m.SetEnable(outCtl, done)
 	outValid := m.Reg("rx_word_valid", 1, 0)
 	m.SetNext(outValid, done)
-	up := m.Reg("lanes_bonded", 1, 0)
-	m.SetNext(up, m.And(run, m.Not(restart)))
-
 	m.Output("rx_data", outData)
 	m.Output("rx_ctl", outCtl)
 	m.Output("rx_valid", outValid)
-	m.Output("phy_up", up)
-	var sl, lk []ir.Value
-	for l := n - 1; l >= 0; l-- {
-		sl = append(sl, slips[l])
-		lk = append(lk, lockedBits[l])
-	}
-	m.Output("gt_rxgearboxslip", m.Concat(sl...))
-	m.Output("lanes_locked", m.Concat(lk...))
-	m.Output("realigns", realigns)
-	return m, m.Check()
 }
 
 // axisHead is a deskew FIFO's output: its head, whether it holds one,

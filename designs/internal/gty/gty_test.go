@@ -153,9 +153,9 @@ func TestScrambler(t *testing.T) {
 // markers, deskewing) and then deliver exactly the words the card sent,
 // in order, control words marked, idle words left out.
 func TestLanesCarryWords(t *testing.T) {
-	for _, n := range []int{1, 2, 4, 8} {
+	for _, n := range []int{1, 2, 4, 8, 16} {
 		t.Run(fmt.Sprintf("%d lanes", n), func(t *testing.T) {
-			skew := []int{3, 0, 7, 1, 5, 2, 6, 4}[:n]
+			skew := []int{3, 0, 7, 1, 5, 2, 6, 4, 2, 5, 0, 3, 6, 1, 4, 7}[:n]
 			p := newPair(t, Config{Lanes: n, MarkerWords: 16}, FibreConfig{Lanes: n, Skew: skew, Seed: uint64(n)})
 			up := p.runUntilUp(40000)
 			from := len(p.sent)
@@ -169,7 +169,14 @@ func TestLanesCarryWords(t *testing.T) {
 			if at < 0 || same != len(p.got) || same < 100 {
 				t.Fatalf("%d words sent, %d delivered: %d in order from sent[%d]", len(p.sent), len(p.got), same, at)
 			}
-			if last := at + same; len(p.sent)-last > 8 {
+			// What is still in flight: with 16 lanes a block carries two
+			// words, so the fibre's skew (up to 7 blocks) and the block
+			// each end holds are twice the words.
+			inFlight := 8
+			if n == 16 {
+				inFlight = 24
+			}
+			if last := at + same; len(p.sent)-last > inFlight {
 				t.Errorf("%d words sent after the last delivered", len(p.sent)-last)
 			}
 			if at > from {
@@ -196,9 +203,18 @@ func TestLanesCarryWords(t *testing.T) {
 // unbond, and the receiver locks, finds the markers and bonds again; the
 // words after that arrive in order. With bit errors on the line the lanes
 // stay bonded and words keep coming (damaged ones are the link layer's to
-// catch: its frames and control words carry CRCs).
+// catch: its frames and control words carry CRCs). Four lanes, and
+// sixteen on the 4-byte interface (a slip there moves a block boundary
+// that spans two cycles).
 func TestLanesRecover(t *testing.T) {
-	p := newPair(t, Config{Lanes: 4, MarkerWords: 16}, FibreConfig{Lanes: 4, Skew: []int{2, 0, 5, 1}, Seed: 9})
+	for _, n := range []int{4, 16} {
+		t.Run(fmt.Sprintf("%d lanes", n), func(t *testing.T) { lanesRecover(t, n) })
+	}
+}
+
+func lanesRecover(t *testing.T, n int) {
+	skew := []int{2, 0, 5, 1, 3, 6, 0, 4, 1, 2, 7, 3, 0, 5, 2, 6}[:n]
+	p := newPair(t, Config{Lanes: n, MarkerWords: 16}, FibreConfig{Lanes: n, Skew: skew, Seed: 9})
 	p.runUntilUp(40000)
 	for range 500 {
 		p.step()
@@ -219,11 +235,15 @@ func TestLanesRecover(t *testing.T) {
 		p.step()
 	}
 	at, same := match(p.sent, p.got)
-	if at < mark-8 || same != len(p.got) || same < 100 {
+	inFlight := 8 // (twice with 16 lanes: TestLanesCarryWords)
+	if n == 16 {
+		inFlight = 24
+	}
+	if at < mark-inFlight || same != len(p.got) || same < 100 {
 		t.Fatalf("after the slip: %d delivered, %d in order from sent[%d] (rebonded at %d)", len(p.got), same, at, mark)
 	}
 
-	q := newPair(t, Config{Lanes: 4, MarkerWords: 16}, FibreConfig{Lanes: 4, Skew: []int{1, 3, 0, 2}, BitErrorRate: 1e-5, Seed: 5})
+	q := newPair(t, Config{Lanes: n, MarkerWords: 16}, FibreConfig{Lanes: n, Skew: skew[:n], BitErrorRate: 1e-5, Seed: 5})
 	q.runUntilUp(40000)
 	q.got, q.sent = q.got[:0], q.sent[:0]
 	for range 20000 {
@@ -247,7 +267,7 @@ func TestLanesRecover(t *testing.T) {
 // TestVerilog: both modules, for every lane count, are clean under
 // Verilator -Wall.
 func TestVerilog(t *testing.T) {
-	for _, n := range []int{1, 2, 4, 8} {
+	for _, n := range []int{1, 2, 4, 8, 16} {
 		tx, err := TX(Config{Lanes: n})
 		if err != nil {
 			t.Fatal(err)
@@ -267,8 +287,9 @@ func TestConfigErrors(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{Config{Lanes: 16}, "16 lanes"},
+		{Config{Lanes: 32}, "32 lanes"},
 		{Config{Lanes: 3}, "3 lanes"},
+		{Config{Lanes: 16, MarkerWords: 17}, "marker_words 17 must be even"},
 		{Config{Lanes: 4, MarkerWords: 1}, "marker_words 1"},
 		{Config{Lanes: 4, SkewBlocks: 5000}, "skew 5000"},
 	} {
@@ -278,39 +299,41 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestSynth synthesises both modules for four lanes with Yosys
-// (synth_xilinx, UltraScale+ cells) and holds the clock estimate of each
-// above its word clock at 4x25.78125Gbps, a QSFP28 cage's plan: 390.625
-// MHz (a 66-bit block a cycle with the asynchronous gearbox).
+// TestSynth synthesises both modules with Yosys (synth_xilinx,
+// UltraScale+ cells) and holds the clock estimate of each above its word
+// clock: for four lanes at 4x25.78125Gbps, a QSFP28 cage's plan, 390.625
+// MHz (a 66-bit block a cycle with the asynchronous gearbox); for sixteen
+// at FLEET's 16x8.25Gbps on the 4-byte interface, 250 MHz (half a block
+// a cycle, the line rate / 33).
 func TestSynth(t *testing.T) {
 	tools.Require(t, "yosys")
-	dir := t.TempDir()
-	var tops []string
-	for _, build := range []func(Config) (*ir.Module, error){TX, RX} {
-		m, err := build(Config{Lanes: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := verilog.EmitDesign(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fs {
-			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+	for _, c := range []struct {
+		lanes   int
+		wordMHz float64
+	}{{4, 25781.25 / 66}, {16, 8250.0 / 33}} {
+		dir := t.TempDir()
+		for _, build := range []func(Config) (*ir.Module, error){TX, RX} {
+			m, err := build(Config{Lanes: c.lanes})
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		tops = append(tops, m.Name())
-	}
-	const wordMHz = 25781.25 / 66
-	for _, top := range tops {
-		r, err := check.Synth(dir, top)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %d LUT, %d FF, %d LUTRAM, %.0f MHz (%s to %s)", top, r.LUT, r.FF, r.LUTRAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To)
-		if r.Timing.EstMHz < wordMHz {
-			t.Errorf("%s: clock estimate %.0f MHz, under the %.1f MHz word clock (%s to %s)", top, r.Timing.EstMHz, wordMHz, r.Timing.From, r.Timing.To)
+			fs, err := verilog.EmitDesign(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range fs {
+				if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := check.Synth(dir, m.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d lanes, %s: %d LUT, %d FF, %d LUTRAM, %.0f MHz (%s to %s)", c.lanes, m.Name(), r.LUT, r.FF, r.LUTRAM, r.Timing.EstMHz, r.Timing.From, r.Timing.To)
+			if r.Timing.EstMHz < c.wordMHz {
+				t.Errorf("%d lanes, %s: clock estimate %.0f MHz, under the %.1f MHz word clock (%s to %s)", c.lanes, m.Name(), r.Timing.EstMHz, c.wordMHz, r.Timing.From, r.Timing.To)
+			}
 		}
 	}
 }

@@ -16,15 +16,26 @@ import (
 // bits at random; Slip makes a lane lose (or gain) a bit, as a receiver
 // whose clock-data recovery slips does; the wrapper's gt_rxgearboxslip
 // drops one bit from the lane's receiver, moving its block boundary.
+//
+// With a 32-bit interface (the 4-byte user interface, FibreConfig's
+// UserBits) a block takes two cycles each way: a cycle's 32 bits follow
+// the header in the first, and come alone in the second, as the
+// asynchronous gearbox alternates from reset; the receiving side's
+// header is valid every other cycle (RXHEADERVALID toggling), and after
+// a slip it still alternates, wherever the block boundary now falls.
 type Fibre struct {
 	lanes []fibreLane
 	rng   *rand.Rand
 	ber   float64
+	half  bool // the 32-bit interface
 }
 
 type fibreLane struct {
 	bits []byte // the line, oldest first
 	next int    // bits until the next error
+	// txSecond, rxSecond: the next cycle is a block's second half (32-bit
+	// interface).
+	txSecond, rxSecond bool
 }
 
 // FibreConfig sets up a Fibre.
@@ -36,11 +47,14 @@ type FibreConfig struct {
 	BitErrorRate float64
 	// Seed seeds the offsets and errors.
 	Seed uint64
+	// UserBits is the interface's bits a lane a cycle: 64 (zero) or 32,
+	// the wrapper's (Config.UserBits).
+	UserBits int
 }
 
 // NewFibre makes a Fibre.
 func NewFibre(c FibreConfig) *Fibre {
-	f := &Fibre{rng: rand.New(rand.NewPCG(c.Seed, 0x6f6e6963)), ber: c.BitErrorRate}
+	f := &Fibre{rng: rand.New(rand.NewPCG(c.Seed, 0x6f6e6963)), ber: c.BitErrorRate, half: c.UserBits == 32}
 	for l := range c.Lanes {
 		n := f.rng.IntN(66)
 		if l < len(c.Skew) {
@@ -67,14 +81,23 @@ func (f *Fibre) gap() int {
 }
 
 // Send puts one cycle's blocks on the lanes: data[l] and header[l] (2
-// bits) for lane l.
+// bits) for lane l (with the 32-bit interface, data[l]'s low 32 bits,
+// and the header only in a block's first cycle).
 func (f *Fibre) Send(data []uint64, header []uint8) {
+	var line [66]byte
 	for l := range f.lanes {
 		ln := &f.lanes[l]
-		var blk [66]byte
-		blk[0], blk[1] = header[l]&1, header[l]>>1&1
-		for i := range 64 {
-			blk[2+i] = byte(data[l] >> i & 1)
+		blk := line[:0]
+		if !f.half || !ln.txSecond {
+			blk = append(blk, header[l]&1, header[l]>>1&1)
+		}
+		bits := 64
+		if f.half {
+			bits = 32
+			ln.txSecond = !ln.txSecond
+		}
+		for i := range bits {
+			blk = append(blk, byte(data[l]>>i&1))
 		}
 		for i := range blk {
 			if ln.next == 0 {
@@ -84,31 +107,46 @@ func (f *Fibre) Send(data []uint64, header []uint8) {
 				ln.next--
 			}
 		}
-		ln.bits = append(ln.bits, blk[:]...)
+		ln.bits = append(ln.bits, blk...)
 	}
 }
 
 // Receive takes one cycle's blocks off the lanes, after dropping a bit
 // on each lane whose slip is set (the wrapper's gt_rxgearboxslip, from
-// the cycle before): data, header and valid for each lane.
-func (f *Fibre) Receive(slip []bool, data []uint64, header []uint8, valid []bool) {
+// the cycle before): data, header and valid for each lane, and whether
+// the header is valid (with the 64-bit interface, whenever the data is;
+// with the 32-bit, in a block's first cycle, data the low 32 bits).
+func (f *Fibre) Receive(slip []bool, data []uint64, header []uint8, valid, headerValid []bool) {
 	for l := range f.lanes {
 		ln := &f.lanes[l]
 		if l < len(slip) && slip[l] && len(ln.bits) > 0 {
 			ln.bits = ln.bits[1:]
 		}
-		if len(ln.bits) < 66 {
-			valid[l], data[l], header[l] = false, 0, 0
+		hdr, bits := 2, 64
+		if f.half {
+			bits = 32
+			if ln.rxSecond {
+				hdr = 0
+			}
+		}
+		if len(ln.bits) < hdr+bits {
+			valid[l], headerValid[l], data[l], header[l] = false, false, 0, 0
 			continue
 		}
-		valid[l] = true
-		header[l] = ln.bits[0] | ln.bits[1]<<1
+		valid[l], headerValid[l] = true, hdr > 0
+		header[l] = 0
+		if hdr > 0 {
+			header[l] = ln.bits[0] | ln.bits[1]<<1
+		}
 		var d uint64
-		for i := range 64 {
-			d |= uint64(ln.bits[2+i]) << i
+		for i := range bits {
+			d |= uint64(ln.bits[hdr+i]) << i
 		}
 		data[l] = d
-		ln.bits = ln.bits[66:]
+		ln.bits = ln.bits[hdr+bits:]
+		if f.half {
+			ln.rxSecond = !ln.rxSecond
+		}
 	}
 }
 

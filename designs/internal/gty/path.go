@@ -20,11 +20,12 @@ type Path struct {
 	tx, rx *sim.Sim
 	fibre  *Fibre
 	n      int
+	bits   int // the interface's bits a lane a cycle (Config.UserBits)
 	slip   []bool
 	// scratch, a cycle's lane blocks and headers
-	data, rdata []uint64
-	hdr, rhdr   []uint8
-	rvalid      []bool
+	data, rdata    []uint64
+	hdr, rhdr      []uint8
+	rvalid, rhdrOK []bool
 }
 
 // NewPath builds a Path for wrapper c over a fibre fc, both modules out
@@ -38,9 +39,10 @@ func NewPath(c Config, fc FibreConfig) (*Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Path{fibre: NewFibre(fc), n: c.Lanes, slip: make([]bool, c.Lanes),
+	fc.UserBits = c.UserBits()
+	p := &Path{fibre: NewFibre(fc), n: c.Lanes, bits: c.UserBits(), slip: make([]bool, c.Lanes),
 		data: make([]uint64, c.Lanes), rdata: make([]uint64, c.Lanes), hdr: make([]uint8, c.Lanes),
-		rhdr: make([]uint8, c.Lanes), rvalid: make([]bool, c.Lanes)}
+		rhdr: make([]uint8, c.Lanes), rvalid: make([]bool, c.Lanes), rhdrOK: make([]bool, c.Lanes)}
 	if p.tx, err = sim.New(txm); err != nil {
 		return nil, err
 	}
@@ -105,22 +107,27 @@ func (p *Path) Step(w Word) {
 	p.tx.Settle()
 	txd, txh := words(p.tx, "gt_txdata"), words(p.tx, "gt_txheader")
 	for l := range p.n {
-		p.data[l] = txd[l]
-		p.hdr[l] = uint8(txh[6*l/64] >> (6 * l % 64) & 3)
+		p.data[l] = field(txd, l*p.bits, p.bits)
+		p.hdr[l] = uint8(field(txh, 6*l, 2))
 	}
 	p.fibre.Send(p.data, p.hdr)
-	p.fibre.Receive(p.slip, p.rdata, p.rhdr, p.rvalid)
-	hw, vw := make([]uint64, (6*p.n+63)/64), uint64(0)
+	p.fibre.Receive(p.slip, p.rdata, p.rhdr, p.rvalid, p.rhdrOK)
+	dw, hw := make([]uint64, (p.bits*p.n+63)/64), make([]uint64, (6*p.n+63)/64)
+	var dv, hv uint64
 	for l := range p.n {
+		dw[l*p.bits/64] |= p.rdata[l] << (l * p.bits % 64)
 		hw[6*l/64] |= uint64(p.rhdr[l]) << (6 * l % 64)
 		if p.rvalid[l] {
-			vw |= 3 << (2 * l)
+			dv |= 3 << (2 * l)
+		}
+		if p.rhdrOK[l] {
+			hv |= 3 << (2 * l)
 		}
 	}
-	p.rx.SetWords("gt_rxdata", p.rdata)
+	p.rx.SetWords("gt_rxdata", dw)
 	p.rx.SetWords("gt_rxheader", hw)
-	p.rx.Set("gt_rxdatavalid", vw)
-	p.rx.Set("gt_rxheadervalid", vw)
+	p.rx.Set("gt_rxdatavalid", dv)
+	p.rx.Set("gt_rxheadervalid", hv)
 	p.rx.Settle()
 	slips := words(p.rx, "gt_rxgearboxslip")[0]
 	for l := range p.n {
@@ -128,6 +135,16 @@ func (p *Path) Step(w Word) {
 	}
 	p.tx.Step()
 	p.rx.Step()
+}
+
+// field is bits lo to lo+w-1 (w at most 64, not crossing a word unless
+// w is 64 and lo a multiple of it) of a value held in words.
+func field(ws []uint64, lo, w int) uint64 {
+	v := ws[lo/64] >> (lo % 64)
+	if w == 64 {
+		return v
+	}
+	return v & (1<<w - 1)
 }
 
 func b2u(b bool) uint64 {

@@ -148,10 +148,11 @@ generate_target all [get_ips onic_pcie4]
 synth_ip [get_ips onic_pcie4]
 
 # The optical ports' transceivers (gtwizard_ultrascale, PG182), lane plan
-# 16x8.25Gbps: per port 16 GTY channels at 8.25 Gb/s, 64 bits a lane
-# a user clock (docs/hdl.md, "Lane plans"). The channels and the reference
-# clock are the board's: the ones below are placeholders. The wrapper
-# between each IP and onic_top's port_<x>_* lane interface is yours.
+# 16x8.25Gbps: per port 16 GTY channels at 8.25 Gb/s, 32 bits a lane
+# a user clock, with the asynchronous 64B/66B gearbox (docs/hdl.md, "Lane
+# plans"). The channels and the reference clock are the board's: the ones
+# below are placeholders. The GTY wrapper between each IP and onic_top's
+# port_<x>_* lane interface is gty/'s; the top joining them is yours.
 set gt_channels(port_a) {X0Y0 X0Y1 X0Y2 X0Y3 X0Y4 X0Y5 X0Y6 X0Y7 X0Y8 X0Y9 X0Y10 X0Y11 X0Y12 X0Y13 X0Y14 X0Y15}
 set gt_refclk_mhz(port_a) 156.25
 set gt_channels(port_b) {X0Y16 X0Y17 X0Y18 X0Y19 X0Y20 X0Y21 X0Y22 X0Y23 X0Y24 X0Y25 X0Y26 X0Y27 X0Y28 X0Y29 X0Y30 X0Y31}
@@ -168,12 +169,12 @@ foreach port {port_a port_b} {
         CONFIG.RX_LINE_RATE {8.25} \
         CONFIG.TX_REFCLK_FREQUENCY $gt_refclk_mhz($port) \
         CONFIG.RX_REFCLK_FREQUENCY $gt_refclk_mhz($port) \
-        CONFIG.TX_DATA_ENCODING {64B66B} \
-        CONFIG.RX_DATA_DECODING {64B66B} \
-        CONFIG.TX_USER_DATA_WIDTH {64} \
-        CONFIG.RX_USER_DATA_WIDTH {64} \
-        CONFIG.TX_INT_DATA_WIDTH {64} \
-        CONFIG.RX_INT_DATA_WIDTH {64} \
+        CONFIG.TX_DATA_ENCODING {64B66B_ASYNC} \
+        CONFIG.RX_DATA_DECODING {64B66B_ASYNC} \
+        CONFIG.TX_USER_DATA_WIDTH {32} \
+        CONFIG.RX_USER_DATA_WIDTH {32} \
+        CONFIG.TX_INT_DATA_WIDTH {32} \
+        CONFIG.RX_INT_DATA_WIDTH {32} \
     ] [get_ips $gt]
     generate_target all [get_ips $gt]
     synth_ip [get_ips $gt]

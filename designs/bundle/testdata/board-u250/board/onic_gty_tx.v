@@ -19,48 +19,48 @@ module onic_gty_tx (
     output wire [23:0] gt_txheader,
     output wire [27:0] gt_txsequence
 );
-    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:199
-    reg  [12:0] words_since_marker = 13'h0; // designs/internal/gty/gty.go:200
-    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/gty.go:201
-    reg  [255:0] word_rest = 256'h0; // designs/internal/gty/gty.go:215
-    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/gty.go:238
-    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/gty.go:238
-    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/gty.go:238
-    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/gty.go:238
-    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:263
-    wire word_start; // designs/internal/gty/gty.go:202
-    wire marker_now; // designs/internal/gty/gty.go:203
-    wire no_marker; // designs/internal/gty/gty.go:204
-    wire take; // designs/internal/gty/gty.go:205
-    wire scramble_step; // designs/internal/gty/gty.go:206
-    wire [63:0] marker_seq_field; // designs/internal/gty/gty.go:207
-    wire idle; // designs/internal/gty/gty.go:209
-    wire [511:0] word; // designs/internal/gty/gty.go:210
-    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:227
-    wire [38:0] lane0_scrambled_lo; // designs/internal/gty/gty.go:140
-    wire [18:0] lane0_scrambled_mid; // designs/internal/gty/gty.go:141
-    wire [5:0] lane0_scrambled_hi; // designs/internal/gty/gty.go:142
-    wire [63:0] lane0_scrambled; // designs/internal/gty/gty.go:143
-    wire [63:0] lane0_block; // designs/internal/gty/gty.go:244
-    wire [1:0] lane0_header; // designs/internal/gty/gty.go:255
-    wire [38:0] lane1_scrambled_lo; // designs/internal/gty/gty.go:140
-    wire [18:0] lane1_scrambled_mid; // designs/internal/gty/gty.go:141
-    wire [5:0] lane1_scrambled_hi; // designs/internal/gty/gty.go:142
-    wire [63:0] lane1_scrambled; // designs/internal/gty/gty.go:143
-    wire [63:0] lane1_block; // designs/internal/gty/gty.go:244
-    wire [1:0] lane1_header; // designs/internal/gty/gty.go:255
-    wire [38:0] lane2_scrambled_lo; // designs/internal/gty/gty.go:140
-    wire [18:0] lane2_scrambled_mid; // designs/internal/gty/gty.go:141
-    wire [5:0] lane2_scrambled_hi; // designs/internal/gty/gty.go:142
-    wire [63:0] lane2_scrambled; // designs/internal/gty/gty.go:143
-    wire [63:0] lane2_block; // designs/internal/gty/gty.go:244
-    wire [1:0] lane2_header; // designs/internal/gty/gty.go:255
-    wire [38:0] lane3_scrambled_lo; // designs/internal/gty/gty.go:140
-    wire [18:0] lane3_scrambled_mid; // designs/internal/gty/gty.go:141
-    wire [5:0] lane3_scrambled_hi; // designs/internal/gty/gty.go:142
-    wire [63:0] lane3_scrambled; // designs/internal/gty/gty.go:143
-    wire [63:0] lane3_block; // designs/internal/gty/gty.go:244
-    wire [1:0] lane3_header; // designs/internal/gty/gty.go:255
+    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:227
+    reg  [12:0] words_since_marker = 13'h0; // designs/internal/gty/gty.go:228
+    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/gty.go:229
+    reg  [255:0] word_rest = 256'h0; // designs/internal/gty/gty.go:243
+    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/gty.go:266
+    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/gty.go:266
+    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/gty.go:266
+    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/gty.go:266
+    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:291
+    wire word_start; // designs/internal/gty/gty.go:230
+    wire marker_now; // designs/internal/gty/gty.go:231
+    wire no_marker; // designs/internal/gty/gty.go:232
+    wire take; // designs/internal/gty/gty.go:233
+    wire scramble_step; // designs/internal/gty/gty.go:234
+    wire [63:0] marker_seq_field; // designs/internal/gty/gty.go:235
+    wire idle; // designs/internal/gty/gty.go:237
+    wire [511:0] word; // designs/internal/gty/gty.go:238
+    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:255
+    wire [38:0] lane0_scrambled_lo; // designs/internal/gty/gty.go:165
+    wire [18:0] lane0_scrambled_mid; // designs/internal/gty/gty.go:166
+    wire [5:0] lane0_scrambled_hi; // designs/internal/gty/gty.go:167
+    wire [63:0] lane0_scrambled; // designs/internal/gty/gty.go:168
+    wire [63:0] lane0_block; // designs/internal/gty/gty.go:272
+    wire [1:0] lane0_header; // designs/internal/gty/gty.go:283
+    wire [38:0] lane1_scrambled_lo; // designs/internal/gty/gty.go:165
+    wire [18:0] lane1_scrambled_mid; // designs/internal/gty/gty.go:166
+    wire [5:0] lane1_scrambled_hi; // designs/internal/gty/gty.go:167
+    wire [63:0] lane1_scrambled; // designs/internal/gty/gty.go:168
+    wire [63:0] lane1_block; // designs/internal/gty/gty.go:272
+    wire [1:0] lane1_header; // designs/internal/gty/gty.go:283
+    wire [38:0] lane2_scrambled_lo; // designs/internal/gty/gty.go:165
+    wire [18:0] lane2_scrambled_mid; // designs/internal/gty/gty.go:166
+    wire [5:0] lane2_scrambled_hi; // designs/internal/gty/gty.go:167
+    wire [63:0] lane2_scrambled; // designs/internal/gty/gty.go:168
+    wire [63:0] lane2_block; // designs/internal/gty/gty.go:272
+    wire [1:0] lane2_header; // designs/internal/gty/gty.go:283
+    wire [38:0] lane3_scrambled_lo; // designs/internal/gty/gty.go:165
+    wire [18:0] lane3_scrambled_mid; // designs/internal/gty/gty.go:166
+    wire [5:0] lane3_scrambled_hi; // designs/internal/gty/gty.go:167
+    wire [63:0] lane3_scrambled; // designs/internal/gty/gty.go:168
+    wire [63:0] lane3_block; // designs/internal/gty/gty.go:272
+    wire [1:0] lane3_header; // designs/internal/gty/gty.go:283
 
     assign word_start = word_cycle == 1'h0;
     assign marker_now = word_start & (words_since_marker == 13'h1000);
