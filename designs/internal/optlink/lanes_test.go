@@ -1,10 +1,12 @@
 package optlink
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"onic/designs/internal/gty"
+	"onic/hdlgen/ir"
 )
 
 // overLanes is one direction of a port over lanes (gty.Path) in the link
@@ -28,20 +30,29 @@ func (o overLanes) received() (wire, bool) {
 func (o overLanes) step(w wire) { o.Step(gty.Word{Data: w.data, Ctl: w.ctl, Valid: w.valid}) }
 
 // TestOverLanes: two link layers joined through the GTY wrappers and a
-// model of the transceivers and fibre — four lanes a direction, skewed,
-// each with its own block boundary to find, and bits flipped on the line
-// — bond the lanes, train, and carry every TLP both ways exactly once, in
-// order and unchanged, the damaged frames and control words repaired by
-// Naks and replays (issue 48 point 3).
+// model of the transceivers and fibre — four lanes a direction, and
+// FLEET's sixteen on the 4-byte interface, skewed, each with its own
+// block boundary to find, and bits flipped on the line — bond the lanes,
+// train, and carry every TLP both ways exactly once, in order and
+// unchanged, the damaged frames and control words repaired by Naks and
+// replays (issue 48 point 3).
 func TestOverLanes(t *testing.T) {
 	m, err := Module(testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, n := range []int{4, 16} {
+		t.Run(fmt.Sprintf("%d lanes", n), func(t *testing.T) { overLanesRun(t, m, n) })
+	}
+}
+
+func overLanesRun(t *testing.T, m *ir.Module, n int) {
 	a, b := newCard(t, "A", m), newCard(t, "B", m)
-	c := gty.Config{Lanes: 4, MarkerWords: 32}
-	ab := newOverLanes(t, c, gty.FibreConfig{Lanes: 4, Skew: []int{3, 0, 5, 1}, BitErrorRate: 1e-5, Seed: 1})
-	ba := newOverLanes(t, c, gty.FibreConfig{Lanes: 4, Skew: []int{0, 4, 1, 2}, BitErrorRate: 1e-5, Seed: 2})
+	c := gty.Config{Lanes: n, MarkerWords: 32}
+	skewAB := []int{3, 0, 5, 1, 2, 4, 0, 3, 1, 5, 2, 0, 4, 1, 3, 2}[:n]
+	skewBA := []int{0, 4, 1, 2, 5, 3, 1, 0, 2, 4, 0, 3, 5, 2, 1, 4}[:n]
+	ab := newOverLanes(t, c, gty.FibreConfig{Lanes: n, Skew: skewAB, BitErrorRate: 1e-5, Seed: 1})
+	ba := newOverLanes(t, c, gty.FibreConfig{Lanes: n, Skew: skewBA, BitErrorRate: 1e-5, Seed: 2})
 	r := rand.New(rand.NewPCG(3, 4))
 	sentA, sentB := a.queue(r, 300), b.queue(r, 300)
 	upAt := -1
