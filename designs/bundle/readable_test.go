@@ -205,3 +205,49 @@ func TestDataPathNotReset(t *testing.T) {
 		}
 	}
 }
+
+// TestReadableWrapper16: the GTY wrapper for FLEET's 16 lanes (the
+// 4-byte interface, in a card's gty/ without a board) is held to the same
+// measures as the card's modules: generated names under 10%, nothing
+// printed twice, no constant conditions, no line over 120 columns.
+func TestReadableWrapper16(t *testing.T) {
+	o, err := desc.FromScenario(scenario.TwoParty().ONICs[0], "onics[0]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := manager.Build(onic.ManagerConfig(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LookupBoard("u250") // (its part; no board top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := Files(d, Options{Part: b.Part, PCIe4: true, Function: o.Function, Kernels: o.Kernels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fs {
+		if !strings.HasPrefix(f.Name, GTYDir+"/") {
+			continue
+		}
+		n++
+		r := measure(f.Data)
+		t.Logf("%-20s %5d wires, %4.1f%% generated names", f.Name, r.wires, 100*float64(len(r.generated))/float64(max(r.wires, 1)))
+		if len(r.generated)*10 >= max(r.wires, 1) {
+			t.Errorf("%s: %d of %d wires have generated names (want under 10%%): %s", f.Name, len(r.generated), r.wires, strings.Join(r.generated, " "))
+		}
+		for _, e := range append(r.twice, r.constant...) {
+			t.Errorf("%s: %s", f.Name, e)
+		}
+		for i, l := range strings.Split(string(f.Data), "\n") {
+			if len(l) > 120 {
+				t.Errorf("%s:%d: %d columns", f.Name, i+1, len(l))
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d files in %s/, want the wrapper's two", n, GTYDir)
+	}
+}
