@@ -27,6 +27,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -232,9 +233,10 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 				if err := only.ReadConfig(bytes.NewReader(b)); err != nil {
 					return fmt.Errorf("config %s: %v", cfg, err)
 				}
+				known := settings()
 				for _, k := range only.AllKeys() {
-					if !boundKeys[k] {
-						if s := didYouMean(k, boundKeys); s != "" {
+					if !known[k] {
+						if s := didYouMean(k, known); s != "" {
 							return fmt.Errorf("config %s: %s: no such setting; did you mean %s?", cfg, k, s)
 						}
 						return fmt.Errorf("config %s: %s: no such setting (settings are <area>.<command>.<flag>, as emu.run.scenario)", cfg, k)
@@ -290,13 +292,26 @@ func newVersionCmd() *cobra.Command {
 func bindFlags(v *viper.Viper, cmd *cobra.Command, prefix string) {
 	cmd.LocalFlags().VisitAll(func(f *pflagFlag) {
 		_ = v.BindPFlag(prefix+"."+f.Name, f)
-		boundKeys[strings.ToLower(prefix+"."+f.Name)] = true
+		boundKeys.Lock()
+		boundKeys.m[strings.ToLower(prefix+"."+f.Name)] = true
+		boundKeys.Unlock()
 	})
 }
 
 // boundKeys are the settings a --config file may give: every command's
-// flags, as bindFlags names them.
-var boundKeys = map[string]bool{}
+// flags, as bindFlags names them. Commands are built concurrently (the
+// tests run several onic invocations in parallel), hence the lock.
+var boundKeys = struct {
+	sync.Mutex
+	m map[string]bool
+}{m: map[string]bool{}}
+
+// settings is a copy of boundKeys' set.
+func settings() map[string]bool {
+	boundKeys.Lock()
+	defer boundKeys.Unlock()
+	return maps.Clone(boundKeys.m)
+}
 
 // didYouMean is the known key nearest to k (at most a third of its
 // length away), or "".
