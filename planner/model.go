@@ -230,20 +230,34 @@ func (m *model) compute(s int, place []int) time.Duration {
 
 // router finds routes in a topology: breadth first from each source it
 // is asked about, once (a host has few circuits, so a source costs about
-// the number of hosts).
+// the number of hosts). Among equally short routes it takes the one
+// whose hosts come first by the tasks they run (a host's lowest task;
+// hosts that run none after, by number), so that renumbering hosts that
+// are alike, with the placement and the topology renumbered with them,
+// routes alike and costs the same: what the exact search's canonical
+// placements rely on.
 type router struct {
 	adj        [][]int
 	dist, next map[int][]int
 }
 
-func newRouter(t Topology) *router {
-	r := &router{adj: make([][]int, len(t.Count)), dist: map[int][]int{}, next: map[int][]int{}}
+func newRouter(t Topology, place []int) *router {
+	n := len(t.Count)
+	key := make([]int, n)
+	for h := range key {
+		key[h] = len(place) + h
+	}
+	for i, h := range place {
+		key[h] = min(key[h], i)
+	}
+	r := &router{adj: make([][]int, n), dist: map[int][]int{}, next: map[int][]int{}}
 	for a, row := range t.Count {
 		for b, c := range row {
 			if c > 0 {
 				r.adj[a] = append(r.adj[a], b)
 			}
 		}
+		slices.SortFunc(r.adj[a], func(x, y int) int { return key[x] - key[y] })
 	}
 	return r
 }
@@ -293,7 +307,7 @@ func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
 // has carried its step's load (no transfer is favoured over another on a
 // resource), and is late by how far that is past its deadline.
 func (m *model) commLate(s int, place []int, t Topology, start float64) (d float64, relays bool, late float64) {
-	r := newRouter(t)
+	r := newRouter(t, place)
 	n := len(t.Count)
 	for _, step := range m.stages[s].Steps {
 		out, in := make([]float64, n), make([]float64, n)

@@ -1,9 +1,11 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"onic/job"
@@ -18,7 +20,9 @@ type Options struct {
 	// Seed seeds the heuristic's moves (the same seed, the same plan).
 	Seed uint64
 	// ExactHosts is the most hosts the exact method searches every
-	// placement and every topology of (default 4); above, the heuristic.
+	// placement (up to renumbering alike hosts) and every topology of
+	// (default 4; eight hosts of one O-NIC plan in about 2 s); above, or
+	// past MaxExactTopologies, the heuristic.
 	ExactHosts int
 	// NoRelay forbids relaying through O-NICs: every transfer needs a
 	// direct circuit (O-NICs without relay windows).
@@ -110,7 +114,7 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 	}
 	var best *candidate
 	method := "heuristic"
-	if len(cl.Hosts) <= o.ExactHosts {
+	if len(cl.Hosts) <= o.ExactHosts && m.topologiesWithin(MaxExactTopologies) {
 		method = "exact"
 		best = m.exact(o.Static)
 	} else {
@@ -166,22 +170,26 @@ func (m *model) fits(i, h int) bool {
 // allows one topology only.
 //
 // A reconfiguration costs the same whatever the circuits, so a stage's
-// best way onto a topology comes either from the same topology or from
-// the cheapest other one before it: each stage costs O(T), each choice of
-// the iteration's first topology O(S·T), the whole O(S·T²), where trying
-// every pair of consecutive topologies would cost T times as much (641
-// topologies on four hosts of two O-NICs). Equal topologies in topos are
-// one choice (the first), and among equally cheap choices the earliest
-// wins.
+// best way onto a topology comes from the same topology or from the
+// cheapest other one: a stage costs O(T). The iteration closes on itself
+// (its last stage's circuits, then its first's), and that is solved
+// without trying every first topology: the cheapest open sequence is
+// optimal if it ends where it starts, and otherwise costs at most one
+// reconfiguration an iteration too many; what could beat it ends where
+// it starts — on one topology throughout (every topology, O(S·T)), or
+// with changes between (a programme per first topology, tried in order of
+// a lower bound only while that bound is under the best so far). Equal
+// topologies in topos are one choice (the first).
 //
-// Long: one dynamic programme, its chain and back-tracking closures
+// Long: one dynamic programme, its stages' and back-tracking closures
 // sharing its tables.
 func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology, float64) {
 	S, P := len(m.stages), m.setup
 	topos = distinct(topos)
 	T := len(topos)
+	inf := math.Inf(1)
 	if T == 0 {
-		return nil, math.Inf(1)
+		return nil, inf
 	}
 	cost := make([][]float64, S)
 	for s := range S {
@@ -191,64 +199,59 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 		}
 	}
 	sw := m.switchTime()
-	swap := func(a, b int) float64 {
-		if a == b {
-			return 0
+	iters := float64(m.j.Iterations)
+	result := func(seq []int, total float64) ([]Topology, float64) {
+		if seq == nil || math.IsInf(total, 1) {
+			return nil, inf
 		}
-		return sw
+		out := make([]Topology, S)
+		for s, t := range seq {
+			out[s] = topos[t]
+		}
+		return out, total
 	}
-	// chain is the cheapest way through stages lo..hi-1: f[s-lo][t] with
-	// stage s on t, stage lo on start if start >= 0, every stage on start
-	// when static; from holds the choices.
-	chain := func(lo, hi, start int) (f [][]float64, from [][]int) {
-		f, from = make([][]float64, hi-lo), make([][]int, hi-lo)
-		for k := range f {
-			f[k], from[k] = make([]float64, T), make([]int, T)
-			for t := range T {
-				f[k][t], from[k][t] = math.Inf(1), -1
-			}
-		}
+	if static {
+		best, bt := inf, -1
 		for t := range T {
-			if start < 0 || t == start {
-				f[0][t] = cost[lo][t]
+			pre, loop := 0.0, 0.0
+			for s := range P {
+				pre += cost[s][t]
+			}
+			for s := P; s < S; s++ {
+				loop += cost[s][t]
+			}
+			total := pre + iters*loop
+			if total < best {
+				best, bt = total, t
 			}
 		}
+		if bt < 0 {
+			return nil, inf
+		}
+		return result(slices.Repeat([]int{bt}, S), best)
+	}
+	// linear is the cheapest way through stages lo..hi-1, stage lo on t
+	// costing init[t] and each later stage scale times its cost, a
+	// change of topology scale times the switch's: f[s-lo][t] with stage
+	// s on t, from its choices.
+	linear := func(lo, hi int, init []float64, scale float64) (f [][]float64, from [][]int) {
+		f, from = make([][]float64, hi-lo), make([][]int, hi-lo)
+		f[0], from[0] = slices.Clone(init), make([]int, T)
 		for k := 1; k < hi-lo; k++ {
+			f[k], from[k] = make([]float64, T), make([]int, T)
 			prev := f[k-1]
-			// The previous stage's two cheapest topologies, each the
-			// earliest of its cost.
-			b1, b2 := -1, -1
-			for p, v := range prev {
-				switch {
-				case math.IsInf(v, 1):
-				case b1 < 0 || v < prev[b1]:
-					b1, b2 = p, b1
-				case b2 < 0 || v < prev[b2]:
-					b2 = p
-				}
-			}
+			b1, b2 := twoBest(prev)
 			for t := range T {
-				if static && t != start {
-					continue
-				}
-				other := b1
-				if other == t {
-					other = b2
-				}
-				// From t itself or from the cheapest other, the earlier
-				// first.
-				cands := [2]int{t, other}
-				if other >= 0 && other < t {
-					cands = [2]int{other, t}
-				}
-				for _, p := range cands {
-					if p < 0 {
-						continue
-					}
-					if v := prev[p] + cost[lo+k][t] + swap(p, t); v < f[k][t] {
-						f[k][t], from[k][t] = v, p
+				v, p := prev[t], t // the same topology
+				if o := otherThan(b1, b2, t); o >= 0 {
+					if w := prev[o] + scale*sw; w < v || w == v && o < p {
+						v, p = w, o
 					}
 				}
+				if math.IsInf(v, 1) {
+					p = -1
+				}
+				f[k][t], from[k][t] = v+scale*cost[lo+k][t], p
 			}
 		}
 		return f, from
@@ -261,49 +264,126 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 		}
 		return seq
 	}
-	iters := float64(m.j.Iterations)
-	best, bestSeq := math.Inf(1), []int(nil)
-	var fp [][]float64
-	var fromP [][]int
-	if P > 0 && !static {
-		fp, fromP = chain(0, P, -1) // (the same whatever the iteration starts on)
-	}
-	for t0 := range T {
-		var pre float64
-		var preSeq []int
-		if P > 0 {
-			if static {
-				fp, fromP = chain(0, P, t0)
-			}
-			pre = math.Inf(1)
-			for p := range T {
-				if v := fp[P-1][p] + swap(p, t0); v < pre && (!static || p == t0) {
-					pre, preSeq = v, back(fp, fromP, p)
-				}
-			}
-			if P == S { // (set-up only: t0 is the circuits after it)
-				if pre-swap(preSeq[P-1], t0) < best {
-					best, bestSeq = pre-swap(preSeq[P-1], t0), preSeq
-				}
-				continue
-			}
+	if P == S { // set-up only
+		f, from := linear(0, S, cost[0], 1)
+		t := argMin(f[S-1])
+		if t < 0 {
+			return nil, inf
 		}
-		fl, fromL := chain(P, S, t0)
+		return result(back(f, from, t), f[S-1][t])
+	}
+	// The loop's first stage on t, the set-up before it included.
+	init := make([]float64, T)
+	preSeq := func(int) []int { return nil }
+	if P > 0 {
+		fp, fromP := linear(0, P, cost[0], 1)
+		last := fp[P-1]
+		b1, b2 := twoBest(last)
+		into := make([]int, T) // the set-up's last topology before t
 		for t := range T {
-			total := pre + iters*fl[S-P-1][t] + (iters-1)*swap(t, t0)
-			if total < best {
-				best, bestSeq = total, append(append([]int(nil), preSeq...), back(fl, fromL, t)...)
+			v, p := last[t], t
+			if o := otherThan(b1, b2, t); o >= 0 {
+				if w := last[o] + sw; w < v || w == v && o < p {
+					v, p = w, o
+				}
 			}
+			init[t], into[t] = v+iters*cost[P][t], p
+		}
+		preSeq = func(t0 int) []int { return back(fp, fromP, into[t0]) }
+	} else {
+		for t := range T {
+			init[t] = iters * cost[0][t]
 		}
 	}
-	if bestSeq == nil || math.IsInf(best, 1) {
-		return nil, math.Inf(1)
+	K := S - P - 1 // the loop's last stage, from its first
+	// The cheapest open sequence, and what closing it costs.
+	f, from := linear(P, S, init, iters)
+	tEnd := argMin(f[K])
+	if tEnd < 0 {
+		return nil, inf
 	}
-	out := make([]Topology, S)
-	for s, t := range bestSeq {
-		out[s] = topos[t]
+	loop := back(f, from, tEnd)
+	best := f[K][tEnd]
+	if loop[0] != tEnd {
+		best += (iters - 1) * sw
 	}
-	return out, best
+	bestSeq := append(preSeq(loop[0]), loop...)
+	// One topology throughout the loop.
+	for t0 := range T {
+		v := init[t0]
+		for s := P + 1; s < S; s++ {
+			v += iters * cost[s][t0]
+		}
+		if v < best {
+			best, bestSeq = v, append(preSeq(t0), slices.Repeat([]int{t0}, S-P)...)
+		}
+	}
+	if K < 2 {
+		return result(bestSeq, best)
+	}
+	// Starting and ending on t0 with changes between: at least two, and
+	// each middle stage at its cheapest.
+	var mid float64
+	for s := P + 1; s < S-1; s++ {
+		mid += cost[s][argMin(cost[s])]
+	}
+	type cand struct {
+		t  int
+		lb float64
+	}
+	var cands []cand
+	for t0 := range T {
+		if lb := init[t0] + iters*(mid+cost[S-1][t0]) + 2*iters*sw; lb < best {
+			cands = append(cands, cand{t0, lb})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(a.lb, b.lb) })
+	only := make([]float64, T)
+	for _, c := range cands {
+		if c.lb >= best {
+			break
+		}
+		for t := range T {
+			only[t] = inf
+		}
+		only[c.t] = init[c.t]
+		g, gFrom := linear(P, S, only, iters)
+		if v := g[K][c.t]; v < best {
+			best, bestSeq = v, append(preSeq(c.t), back(g, gFrom, c.t)...)
+		}
+	}
+	return result(bestSeq, best)
+}
+
+// twoBest is the indices of the two smallest finite values of v, each
+// the earliest of its value (-1 where there are fewer).
+func twoBest(v []float64) (b1, b2 int) {
+	b1, b2 = -1, -1
+	for p, x := range v {
+		switch {
+		case math.IsInf(x, 1):
+		case b1 < 0 || x < v[b1]:
+			b1, b2 = p, b1
+		case b2 < 0 || x < v[b2]:
+			b2 = p
+		}
+	}
+	return b1, b2
+}
+
+// otherThan is b1 unless that is t, then b2.
+func otherThan(b1, b2, t int) int {
+	if b1 == t {
+		return b2
+	}
+	return b1
+}
+
+// argMin is the index of v's smallest finite value, the earliest of it
+// (-1: none).
+func argMin(v []float64) int {
+	b, _ := twoBest(v)
+	return b
 }
 
 // distinct is topos without repeats, each topology where it first

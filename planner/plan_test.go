@@ -277,8 +277,8 @@ func bruteForce(m *model) float64 {
 	return best
 }
 
-// TestExactIsBruteForce: on random small jobs (3 hosts, 3 stages, half
-// of them with a set-up stage), the
+// TestExactIsBruteForce: on random small jobs (3 and 4 hosts, 3 stages,
+// half of them with a set-up stage), the
 // exact method's time equals brute force over every placement and every
 // sequence of topologies; the heuristic's is reported beside it, never
 // better.
@@ -286,8 +286,9 @@ func TestExactIsBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(49, 1))
 	worstGap := 0.0
 	for k := range 20 {
-		j := randomJob(t, r, 3, 3)
-		cl := testCluster(3)
+		n := 3 + k%2 // (four hosts: the canonical placements against every one)
+		j := randomJob(t, r, n, 3)
+		cl := testCluster(n)
 		p, err := Make(cl, j, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -333,6 +334,52 @@ func TestExactEightONICs(t *testing.T) {
 			t.Fatalf("job %d: %s plan %.9f s, brute force %.9f s", k, p.Method, p.TotalSeconds, bf)
 		}
 		t.Logf("job %d: exact = brute force, %.6f s; planned in %v", k, bf, took.Round(time.Millisecond))
+	}
+}
+
+// TestExactEightHosts: eight hosts of one O-NIC (213,798 topologies,
+// past the reach of brute force) are searched exactly with ExactHosts 8:
+// the ring all-reduce on them gets the known optimum (one ring, 2(N−1)
+// steps of B/N at the rate), and on random jobs the exact plan is never
+// worse than the heuristic's. TopologiesWithin counts as allTopologies
+// lists, and bounds the search.
+func TestExactEightHosts(t *testing.T) {
+	for _, c := range []struct{ n, count int }{{3, 11}, {4, 56}, {6, 2578}} {
+		m := newModel(testCluster(c.n), ringJob(t, c.n, "1MiB"))
+		if got := len(m.allTopologies()); got != c.count || !m.topologiesWithin(c.count) || m.topologiesWithin(c.count-1) {
+			t.Errorf("%d hosts: %d topologies listed, want %d; within %d %v, within %d %v", c.n, got, c.count, c.count, m.topologiesWithin(c.count), c.count-1, m.topologiesWithin(c.count-1))
+		}
+	}
+	if !newModel(testCluster(8), ringJob(t, 8, "1MiB")).topologiesWithin(MaxExactTopologies) {
+		t.Fatal("eight hosts of one O-NIC are past MaxExactTopologies")
+	}
+	const n = 8
+	p, err := Make(testCluster(n), ringJob(t, n, "256MiB"), Options{ExactHosts: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := min(DefaultRateGbps, DefaultPortGbps)
+	want := 1e-3 + float64(2*(n-1))*(float64(256<<20)/float64(n)/(rate*1e9/8)+DefaultHop.Seconds())
+	if p.Method != "exact" || p.Reconfigurations != 0 || math.Abs(p.IterationSeconds-want) > 1e-9 {
+		t.Fatalf("ring on 8 hosts: %s, %d reconfigurations, iteration %.6f s, want one ring at %.6f", p.Method, p.Reconfigurations, p.IterationSeconds, want)
+	}
+	r := rand.New(rand.NewPCG(49, 88))
+	for k := range 2 {
+		j := randomJob(t, r, n, 3)
+		start := time.Now()
+		e, err := Make(testCluster(n), j, Options{ExactHosts: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		h, err := Make(testCluster(n), j, Options{TimeLimit: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Method != "exact" || e.TotalSeconds > h.TotalSeconds*(1+1e-9) {
+			t.Fatalf("job %d: %s plan %.9f s, the heuristic's %.9f s", k, e.Method, e.TotalSeconds, h.TotalSeconds)
+		}
+		t.Logf("job %d: exact %.6f s in %v, the heuristic %.6f s (%.1f%% over)", k, e.TotalSeconds, took.Round(time.Millisecond), h.TotalSeconds, 100*(h.TotalSeconds/e.TotalSeconds-1))
 	}
 }
 

@@ -112,7 +112,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 				last = &tt
 			}
 			at += m.compute(s, p.place)
-			r := newRouter(t)
+			r := newRouter(t, p.place)
 			for _, step := range m.stages[s].Steps {
 				st := StepTime{Stage: m.stages[s].Name, Iteration: it, Start: at}
 				d, _ := m.stepComm(step, p.place, t)
