@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/job"
 )
 
@@ -400,6 +401,32 @@ func BenchmarkPlanFLEET(b *testing.B) {
 		}
 		b.ReportMetric(p.IterationSeconds*1e3, "ms/iteration")
 		b.ReportMetric(float64(p.Reconfigurations), "reconfigurations")
+	}
+}
+
+// BenchmarkPlanFleetCluster plans onto the FLEET-scale issue's built-in
+// cluster (fleet-cluster: four servers of 24 O-NICs and 48 GPUs of one,
+// on the 384-port switch) a Megatron job over its 48 GPUs (dp 12, tp 4),
+// the heuristic at its default time limit: the wall time per plan.
+func BenchmarkPlanFleetCluster(b *testing.B) {
+	sc, err := scenario.Lookup("fleet-cluster")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := FromScenario(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	j, err := job.Megatron(job.MegatronConfig{DP: 12, TP: 4, PP: 1, Layers: 24, Hidden: 4096, Seq: 2048, MicroBatch: 1, MicroBatches: 4, BytesPer: 2, LayerTime: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		p, err := Make(cl, j, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(p.IterationSeconds*1e3, "ms/iteration")
 	}
 }
 
