@@ -444,6 +444,12 @@ where the whole card's synthesis takes minutes.`,
 			if !r.Clean {
 				return fmt.Errorf("%s: lint or compile messages (above)", args[0])
 			}
+			if v.GetBool("hdl.check.json") {
+				w = io.Discard // (the report is the JSON; a failure is still an error)
+			}
+			if err := checkWrappers(w, args[0]); err != nil {
+				return err
+			}
 			return checkBoard(w, args[0], r.Files)
 		},
 	}
@@ -476,6 +482,27 @@ func checkBoard(w io.Writer, dir string, card []string) error {
 	fmt.Fprintf(w, "\nboard top %s (with board/standin/ for AMD's IP): verilator -Wall: %s; iverilog -g2005: %s\n", top, vl, ic)
 	if vl != "clean" || ic != "clean" {
 		return fmt.Errorf("%s: the board top has lint or compile messages (above)", dir)
+	}
+	return nil
+}
+
+// checkWrappers lints the GTY wrapper in dir/gty, if onic hdl gen wrote
+// one (a whole card without --board): Verilator -Wall and Icarus over
+// each of its two modules.
+func checkWrappers(w io.Writer, dir string) error {
+	for _, top := range []string{"onic_gty_tx", "onic_gty_rx"} {
+		f := filepath.Join(dir, bundle.GTYDir, top+".v")
+		if _, err := os.Stat(f); err != nil {
+			continue
+		}
+		vl, ic, err := check.LintTop([]string{f}, top)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "GTY wrapper %s/%s: verilator -Wall: %s; iverilog -g2005: %s\n", bundle.GTYDir, top, vl, ic)
+		if vl != "clean" || ic != "clean" {
+			return fmt.Errorf("%s: the GTY wrapper has lint or compile messages (above)", dir)
+		}
 	}
 	return nil
 }

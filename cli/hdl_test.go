@@ -208,7 +208,8 @@ func TestHDLGenCard(t *testing.T) {
 		// module of the card (Yosys takes minutes: docs/hdl.md has its
 		// figures for the default).
 		code, out, errs = onic(t, "", "hdl", "check", "--lint-only", dir)
-		if code != 0 || !strings.Contains(out, "verilator -Wall: clean\niverilog -g2005: clean\n") {
+		if code != 0 || !strings.Contains(out, "verilator -Wall: clean\niverilog -g2005: clean\n") ||
+			!strings.Contains(out, "GTY wrapper gty/onic_gty_rx: verilator -Wall: clean; iverilog -g2005: clean") {
 			t.Fatalf("%s: check --lint-only: exit %d %s %q", c.name, code, errs, out)
 		}
 		// Every kernel slot is a reconfigurable partition; the offload
