@@ -288,20 +288,27 @@ func TX(c Config) (*ir.Module, error) {
 	m.SetEnable(since, ready)
 	m.SetNext(seq, m.Add(seq, m.Const(8, 1)))
 	m.SetEnable(seq, m.And(ready, markerNow))
+	txOutputs(m, ready, blocks, headers)
+	return m, m.Check()
+}
+
+// txOutputs drives the transmit module's outputs to the transceiver IP:
+// each lane's data and sync header (lane 0 lowest; the header in bits
+// 1:0 of the wizard's 6), and the gearbox sequence, a count of 0 to 31
+// a cycle while ready, on every lane.
+func txOutputs(m *ir.Module, ready ir.Value, data, headers []ir.Value) {
 	gseq := m.Reg("gearbox_seq", 7, 0)
 	m.SetNext(gseq, m.Mux(m.Eq(gseq, m.Const(7, 31)), m.Const(7, 0), m.Add(gseq, m.Const(7, 1))))
 	m.SetEnable(gseq, ready)
-
 	var txd, txh, txs []ir.Value
-	for l := n - 1; l >= 0; l-- {
-		txd = append(txd, blocks[l])
+	for l := len(data) - 1; l >= 0; l-- {
+		txd = append(txd, data[l])
 		txh = append(txh, m.Zext(headers[l], 6))
 		txs = append(txs, gseq)
 	}
 	m.Output("gt_txdata", m.Concat(txd...))
 	m.Output("gt_txheader", m.Concat(txh...))
 	m.Output("gt_txsequence", m.Concat(txs...))
-	return m, m.Check()
 }
 
 // Deskew states of the receive module.

@@ -115,19 +115,7 @@ func txHalves(c Config) (*ir.Module, error) {
 	m.SetEnable(since, build)
 	m.SetNext(seq, m.Add(seq, m.Const(8, 1)))
 	m.SetEnable(seq, m.And(build, markerNow))
-	gseq := m.Reg("gearbox_seq", 7, 0)
-	m.SetNext(gseq, m.Mux(m.Eq(gseq, m.Const(7, 31)), m.Const(7, 0), m.Add(gseq, m.Const(7, 1))))
-	m.SetEnable(gseq, ready)
-
-	var txd, txh, txs []ir.Value
-	for l := n - 1; l >= 0; l-- {
-		txd = append(txd, halvesOut[l])
-		txh = append(txh, m.Zext(headersOut[l], 6))
-		txs = append(txs, gseq)
-	}
-	m.Output("gt_txdata", m.Concat(txd...))
-	m.Output("gt_txheader", m.Concat(txh...))
-	m.Output("gt_txsequence", m.Concat(txs...))
+	txOutputs(m, ready, halvesOut, headersOut)
 	return m, m.Check()
 }
 

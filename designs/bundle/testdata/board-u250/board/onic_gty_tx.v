@@ -27,7 +27,7 @@ module onic_gty_tx (
     reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/gty.go:266
     reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/gty.go:266
     reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/gty.go:266
-    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:291
+    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:300
     wire word_start; // designs/internal/gty/gty.go:230
     wire marker_now; // designs/internal/gty/gty.go:231
     wire no_marker; // designs/internal/gty/gty.go:232

@@ -74,7 +74,7 @@ module onic_gty_tx (
     reg  [57:0] lane15_scrambler = 58'h0; // designs/internal/gty/halves.go:85
     reg  [63:0] lane15_block = 64'h0; // designs/internal/gty/halves.go:103
     reg  [1:0] lane15_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/halves.go:118
+    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:300
     wire block_first_half; // designs/internal/gty/halves.go:44
     wire marker_now; // designs/internal/gty/halves.go:51
     wire _take_not; // designs/internal/gty/halves.go:54
@@ -182,7 +182,7 @@ module onic_gty_tx (
     wire [5:0] lane15_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane15_scrambled; // designs/internal/gty/gty.go:168
     wire [31:0] lane15_half; // designs/internal/gty/halves.go:109
-    wire [95:0] _gt_txheader_concat; // designs/internal/gty/halves.go:129
+    wire [95:0] _gt_txheader_concat; // designs/internal/gty/gty.go:310
 
     assign block_first_half = ~block_second_half;
     assign marker_now = block_first_half ? (blocks_since_marker == 12'h800) : marker_block;
