@@ -82,6 +82,9 @@ func Build(c scenario.Config) (*Cluster, error) {
 		}
 		h := &hostNode{c: cl, cfg: hc, idx: i, id: tlp.NewID(0, 0, 0)}
 		h.tags.h = h
+		if mk := deviceKinds[hc.Kind]; mk != nil {
+			h.dev = mk(h)
+		}
 		hosts[hc.Name] = h
 		cl.hosts = append(cl.hosts, h)
 	}

@@ -576,8 +576,9 @@ type hostNode struct {
 	id      tlp.ID
 	onics   []*onicNode
 	written uint64
-	// nvme is an NVMe device's media (nil until its first command).
-	nvme *nvmeDrive
+	// dev is the device it stands for when its kind takes commands (an
+	// NVMe drive's media; deviceKinds), nil for the others.
+	dev device
 	// dataIn is the payload written into its memory (not control writes
 	// such as doorbells and completion entries); forwarders are its flows
 	// that send on what arrives.
@@ -1059,8 +1060,8 @@ func (h *hostNode) receive(m *msg) {
 			}
 			r.left -= int32(n)
 			if r.left <= 0 {
-				if r.stage == stFetch && r.outcome == InFlight {
-					h.fetched(f, r.transfer)
+				if r.stage == stFetch && r.outcome == InFlight && h.dev != nil {
+					h.dev.fetched(f, r.transfer)
 				}
 				c.settle(m.rec, Delivered)
 			}
@@ -1120,12 +1121,12 @@ func (h *hostNode) receive(m *msg) {
 						c.flows[c.recs[j].flow].bytesIn(n)
 					}
 					if r.stage == stDoorbell {
-						if h.cfg.Kind != "nvme" {
+						if h.dev == nil {
 							c.settleWhy(m.rec, Dropped, "doorbell-not-nvme")
 							c.release(m)
 							return
 						}
-						h.doorbell(f, r.transfer)
+						h.dev.doorbell(f, r.transfer)
 					}
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"onic/emu/scenario"
 	"onic/emu/sim"
 )
 
@@ -61,4 +62,40 @@ func TestNoDispatcher(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countingDevice wraps a device kind's device, counting what the cluster
+// hands it.
+type countingDevice struct {
+	device
+	doorbells, fetches *int
+}
+
+func (d countingDevice) doorbell(f *flowState, xi int32) { *d.doorbells++; d.device.doorbell(f, xi) }
+func (d countingDevice) fetched(f *flowState, xi int32)  { *d.fetches++; d.device.fetched(f, xi) }
+
+// TestDeviceKinds: a host node whose kind takes commands gets its device
+// from deviceKinds, and the cluster hands the device every doorbell and
+// every fetch's end through the device interface alone: with the NVMe
+// kind wrapped, two drives of nvme-gathering see one doorbell and one
+// fetch per command, as many as the flows finish or leave in flight.
+func TestDeviceKinds(t *testing.T) {
+	var doorbells, fetches int
+	real := deviceKinds["nvme"]
+	deviceKinds["nvme"] = func(h *hostNode) device {
+		return countingDevice{device: real(h), doorbells: &doorbells, fetches: &fetches}
+	}
+	defer func() { deviceKinds["nvme"] = real }()
+	rep, err := Run(scenario.NVMeGathering(2, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for _, f := range rep.Flows {
+		done += f.Transfers + f.Failed
+	}
+	if done == 0 || doorbells < done || fetches < done || fetches > doorbells {
+		t.Fatalf("%d commands finished; the drives saw %d doorbells and %d fetches", done, doorbells, fetches)
+	}
+	t.Logf("%d commands finished; %d doorbells, %d fetches", done, doorbells, fetches)
 }

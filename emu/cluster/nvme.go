@@ -29,6 +29,27 @@ func (s stage) control() bool { return s != stPlain && s != stData }
 // the transfer overlaps the media time as in a real drive.
 const nvmePage = 4096
 
+// device is the PCIe device a host node stands for when its kind takes
+// commands (an NVMe drive): the cluster hands it the doorbell writes
+// that arrive in its memory and the ends of the reads it issued, and it
+// schedules its own events (it is their sim.Handler). A new kind of
+// device is a type with these methods and an entry in deviceKinds, not
+// an edit of the cluster's delivery code.
+type device interface {
+	// doorbell takes transfer xi of flow f's doorbell write.
+	doorbell(f *flowState, xi int32)
+	// fetched takes the last completion of a read it issued for
+	// transfer xi of flow f (stFetch).
+	fetched(f *flowState, xi int32)
+}
+
+// deviceKinds makes the device of each scenario host kind that takes
+// commands; the others (server, gpu, sensor) have none, and a doorbell
+// written into one's memory is dropped (doorbell-not-nvme).
+var deviceKinds = map[string]func(h *hostNode) device{
+	"nvme": func(h *hostNode) device { return &nvmeDrive{h: h} },
+}
+
 // nvmeDrive is an NVMe device's media: the commands whose data it is
 // reading (by the index its events carry), and when it can start the
 // next read.
@@ -48,32 +69,30 @@ type nvmeCmd struct {
 }
 
 // doorbell handles the doorbell write of transfer xi of flow f arriving
-// at NVMe device h: it fetches the command from the submission queue.
-func (h *hostNode) doorbell(f *flowState, xi int32) {
+// at the drive: it fetches the command from the submission queue.
+func (d *nvmeDrive) doorbell(f *flowState, xi int32) {
+	h := d.h
 	o := h.onics[0]
 	slot := uint64(xi) % uint64(f.cfg.Depth)
 	f.inject(xi, tlp.MRd, o.fn.BARAddress(2)+f.cfg.NVMe.SQ+64*slot, 64, h.cfg.MRRS, stFetch, o.link, h)
 }
 
 // pageTime is how long the media takes to read one page.
-func (h *hostNode) pageTime() sim.Time {
-	return sim.Time(nvmePage * 8 / h.cfg.NVMe.MediaGbps * float64(sim.Nanosecond))
+func (d *nvmeDrive) pageTime() sim.Time {
+	return sim.Time(nvmePage * 8 / d.h.cfg.NVMe.MediaGbps * float64(sim.Nanosecond))
 }
 
 // fetched starts the media read of the command just fetched: it begins
 // after the media latency, or later if the media is still busy with
 // earlier commands, and yields a page every pageTime. The transfer stays
 // open (one more pending step) until the last page is out.
-func (h *hostNode) fetched(f *flowState, xi int32) {
-	c, d := h.c, h.nvme
-	if d == nil {
-		d = &nvmeDrive{h: h}
-		h.nvme = d
-	}
+func (d *nvmeDrive) fetched(f *flowState, xi int32) {
+	h := d.h
+	c := h.c
 	f.xfers[xi].left++
 	pages := (f.cfg.Size + nvmePage - 1) / nvmePage
 	start := max(c.s.Now()+ps(h.cfg.NVMe.MediaLatency), d.mediaFree)
-	d.mediaFree = start + sim.Time(pages)*h.pageTime()
+	d.mediaFree = start + sim.Time(pages)*d.pageTime()
 	i := len(d.cmds)
 	if n := len(d.freeCmds); n > 0 {
 		i, d.freeCmds = d.freeCmds[n-1], d.freeCmds[:n-1]
@@ -81,7 +100,7 @@ func (h *hostNode) fetched(f *flowState, xi int32) {
 		d.cmds = append(d.cmds, nvmeCmd{})
 	}
 	d.cmds[i] = nvmeCmd{flow: f, xi: xi, start: start}
-	c.s.At(start+h.pageTime(), d, uint64(i))
+	c.s.At(start+d.pageTime(), d, uint64(i))
 }
 
 // Handle writes out the page the media has just read for command arg;
@@ -101,7 +120,7 @@ func (d *nvmeDrive) Handle(s *sim.Sim, arg uint64) {
 	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.Data+step*slot+uint64(off), n, h.cfg.MPS, stData, o.link, h)
 	cmd.page++
 	if off+n < f.cfg.Size {
-		s.At(cmd.start+sim.Time(cmd.page+1)*h.pageTime(), d, arg)
+		s.At(cmd.start+sim.Time(cmd.page+1)*d.pageTime(), d, arg)
 		return
 	}
 	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h)
