@@ -31,6 +31,7 @@ package manager
 import (
 	"fmt"
 	"math/bits"
+	"onic/designs/internal/tlpbus"
 	"regexp"
 	"strings"
 
@@ -1147,11 +1148,9 @@ func (g *gen) output(name string, s axis.Stream, W, K int) {
 			}
 			m.Output(name+"_slot", take(8))
 		}
-		m.Output(name+"_tlp_hdr", take(128))
-		m.Output(name+"_tlp_data", take(W))
-		m.Output(name+"_tlp_keep", take(K))
-		m.Output(name+"_tlp_sop", take(1))
-		m.Output(name+"_tlp_eop", take(1))
+		var t tlpbus.Stream
+		t.Hdr, t.Data, t.Keep, t.SOP, t.EOP = take(128), take(W), take(K), take(1), take(1)
+		tlpbus.Out(m, name+"_tlp_", t, tlpbus.FieldHdr, tlpbus.FieldData, tlpbus.FieldKeep, tlpbus.FieldSOP, tlpbus.FieldEOP)
 	}
 	m.Output(name+"_tlp_valid", s.Valid)
 	m.Assign(s.Ready, m.Input(name+"_tlp_ready", 1))

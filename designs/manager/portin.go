@@ -3,6 +3,7 @@ package manager
 import (
 	"fmt"
 	"math/bits"
+	"onic/designs/internal/tlpbus"
 	"strings"
 
 	"onic/designs/internal/access"
@@ -146,10 +147,9 @@ func (p *portIn) build() {
 	// word tagged with the port (0 A, 1 B).
 	var ins []axis.Stream
 	for k, name := range []string{"s_port_a_tlp_", "s_port_b_tlp_"} {
-		eop := m.Input(name+"eop", 1)
-		data := m.Concat(eop, m.Const(1, uint64(k)), m.Input(name+"hdr", 128), m.Input(name+"data", W), m.Input(name+"keep", K),
-			m.Input(name+"sop", 1))
-		s := axis.New(m, name+"in", data, m.Input(name+"valid", 1))
+		t := tlpbus.In(m, name, W, tlpbus.FieldEOP, tlpbus.FieldHdr, tlpbus.FieldData, tlpbus.FieldKeep, tlpbus.FieldSOP, tlpbus.FieldValid)
+		data := m.Concat(t.EOP, m.Const(1, uint64(k)), t.Hdr, t.Data, t.Keep, t.SOP)
+		s := axis.New(m, name+"in", data, t.Valid)
 		m.Output(name+"ready", s.Ready)
 		ins = append(ins, s)
 	}

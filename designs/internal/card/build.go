@@ -3,6 +3,7 @@ package card
 import (
 	"fmt"
 	"math/bits"
+	"onic/designs/internal/tlpbus"
 	"slices"
 	"strings"
 
@@ -61,113 +62,6 @@ type Parts struct {
 	RegisterBAR int
 }
 
-// tlps is a TLP stream in the manager's format inside the card: a header
-// valid on every beat, data from byte 0, a keep bit per DW, start and end
-// of packet, and sideband (the BAR on the host ingress, the slot on the
-// kernel egress).
-type tlps struct {
-	hdr, side, data, keep, sop, eop ir.Value
-	valid, ready                    ir.Value // ready: a wire the consumer drives
-}
-
-// pack is s as an axis.Stream whose word has eop on top (what PacketMux
-// reads), then hdr, side, data, keep and sop.
-func (s tlps) pack(m *ir.Module) axis.Stream {
-	parts := []ir.Value{s.eop, s.hdr}
-	if s.side != (ir.Value{}) {
-		parts = append(parts, s.side)
-	}
-	parts = append(parts, s.data, s.keep, s.sop)
-	return axis.Stream{Data: m.Concat(parts...), Valid: s.valid, Ready: s.ready}
-}
-
-// unpack is the inverse of pack for a stream like like.
-func unpack(m *ir.Module, st axis.Stream, like tlps) tlps {
-	at := st.Data.Width()
-	take := func(w int) ir.Value { at -= w; return m.Slice(st.Data, at, w) }
-	var s tlps
-	s.eop, s.hdr = take(1), take(like.hdr.Width())
-	if like.side != (ir.Value{}) {
-		s.side = take(like.side.Width())
-	}
-	s.data, s.keep, s.sop = take(like.data.Width()), take(like.keep.Width()), take(1)
-	s.valid, s.ready = st.Valid, st.Ready
-	return s
-}
-
-// merge joins TLP streams of the same shape a packet at a time.
-func merge(m *ir.Module, name string, a tlps, more ...tlps) tlps {
-	ins := []axis.Stream{a.pack(m)}
-	for _, b := range more {
-		ins = append(ins, b.pack(m))
-	}
-	out := axis.PacketMux(m, name, ins)
-	return unpack(m, out, a)
-}
-
-// fields are s's parts as named fields, and more after them.
-func (s tlps) fields(more ...axis.Field) []axis.Field {
-	f := []axis.Field{{Name: "hdr", Value: s.hdr}}
-	if s.side != (ir.Value{}) {
-		f = append(f, axis.Field{Name: "side", Value: s.side})
-	}
-	f = append(f, axis.Field{Name: "data", Value: s.data}, axis.Field{Name: "keep", Value: s.keep},
-		axis.Field{Name: "sop", Value: s.sop}, axis.Field{Name: "eop", Value: s.eop})
-	return append(f, more...)
-}
-
-// sliceFields is s, with more fields after its own, through a register
-// slice (axis.SkidFields) that keeps each field in registers of its own;
-// it returns the slice's stream and the extra fields' registered values.
-func sliceFields(m *ir.Module, name string, s tlps, more ...axis.Field) (tlps, []ir.Value) {
-	f := axis.SkidFields(m, name, s.valid, s.ready, s.fields(more...))
-	out := tlps{hdr: f.Fields[0], valid: f.Valid, ready: f.Ready}
-	v := f.Fields[1:]
-	if s.side != (ir.Value{}) {
-		out.side, v = v[0], v[1:]
-	}
-	out.data, out.keep, out.sop, out.eop = v[0], v[1], v[2], v[3]
-	return out, v[4:]
-}
-
-// slice is s through a register slice that keeps its fields apart.
-func slice(m *ir.Module, name string, s tlps) tlps {
-	out, _ := sliceFields(m, name, s)
-	return out
-}
-
-// fromOutputs is the stream a module instance sends on prefix+field.
-func fromOutputs(m *ir.Module, out map[string]ir.Value, prefix, side string, readyName string) tlps {
-	s := tlps{hdr: out[prefix+"hdr"], data: out[prefix+"data"], keep: out[prefix+"keep"], sop: out[prefix+"sop"], eop: out[prefix+"eop"],
-		valid: out[prefix+"valid"], ready: m.Wire(readyName, 1)}
-	if side != "" {
-		s.side = out[side]
-	}
-	return s
-}
-
-// wires is a TLP stream of wires named prefix+field, to be driven later
-// (drive) where its source is built.
-func wires(m *ir.Module, prefix string) tlps {
-	return tlps{hdr: m.Wire(prefix+"hdr", 128), data: m.Wire(prefix+"data", 512), keep: m.Wire(prefix+"keep", 16),
-		sop: m.Wire(prefix+"sop", 1), eop: m.Wire(prefix+"eop", 1), valid: m.Wire(prefix+"valid", 1)}
-}
-
-// drive assigns src's fields to the wires of s (made by wires); ready
-// stays with whoever drives src.ready.
-func (s tlps) drive(m *ir.Module, src tlps) {
-	for _, f := range [][2]ir.Value{{s.hdr, src.hdr}, {s.data, src.data}, {s.keep, src.keep}, {s.sop, src.sop}, {s.eop, src.eop}, {s.valid, src.valid}} {
-		m.Assign(f[0], f[1])
-	}
-}
-
-// into drives an instance's stream inputs prefix+field from s (ready is
-// the instance's output, which the caller assigns to s.ready).
-func into(in map[string]ir.Value, prefix string, s tlps) {
-	in[prefix+"hdr"], in[prefix+"data"], in[prefix+"keep"] = s.hdr, s.data, s.keep
-	in[prefix+"sop"], in[prefix+"eop"], in[prefix+"valid"] = s.sop, s.eop, s.valid
-}
-
 // downGate passes in on to the port's link while the link is up and
 // drops whole TLPs that start while it is not, counting them in
 // <port>_down_drops: the emulator's fail policy for what reaches a dark
@@ -176,25 +70,25 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 // Without it such a TLP would wait at the link, and the pipeline behind
 // it, until the port came back. A TLP that started while the link was up
 // goes on whole.
-func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
+func downGate(m *ir.Module, port string, in tlpbus.Stream, up ir.Value) tlpbus.Stream {
 	return dropWhole(m, port+"_down", in, m.Not(up))
 }
 
 // dropWhole passes in on but drops whole the TLPs for which dropAtSop is
 // 1 on their first beat, counting them in the output <name>s (32 bits).
-func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
+func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value) tlpbus.Stream {
 	ir.Helper()
 	dropping := m.Reg(name+"_dropping", 1, 0)
-	drop := m.Named(name+"_drop", m.Mux(in.sop, dropAtSop, dropping))
+	drop := m.Named(name+"_drop", m.Mux(in.SOP, dropAtSop, dropping))
 	out := in
-	out.valid = m.And(in.valid, m.Not(drop))
-	out.ready = m.Wire(name+"_kept_ready", 1)
-	m.Assign(in.ready, m.Or(drop, out.ready))
-	taken := m.And(in.valid, m.Or(drop, out.ready))
-	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
+	out.Valid = m.And(in.Valid, m.Not(drop))
+	out.Ready = m.Wire(name+"_kept_ready", 1)
+	m.Assign(in.Ready, m.Or(drop, out.Ready))
+	taken := m.And(in.Valid, m.Or(drop, out.Ready))
+	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.EOP)), dropping))
 	drops := m.Reg(name+"_drop_count", 32, 0)
 	m.SetNext(drops, m.SatAddU(drops, m.Const(32, 1)))
-	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
+	m.SetEnable(drops, m.And(m.And(in.Valid, in.SOP), drop))
 	m.Output(name+"_drops", drops)
 	return out
 }
@@ -214,7 +108,7 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 // the buffer is free: half its beats and half its hold_tlps (with only
 // the beats, a buffer full of small TLPs would count as drained at once,
 // and a stalled port would take traffic again only to stall again).
-func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs int) (out tlps, halfFree ir.Value) {
+func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value, holdTLPs int) (out tlpbus.Stream, halfFree ir.Value) {
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
 	// The beats a TLP takes (its payload's, a keep bit's DW each; one
@@ -222,11 +116,11 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	// with it, so the admission starts from registers: its ready would
 	// otherwise run back through the merge into the manager's output
 	// slice.
-	f := tlphdr.Decode(m, port+"_hold_hdr", in.hdr)
+	f := tlphdr.Decode(m, port+"_hold_hdr", in.Hdr)
 	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
-	perBeat := bits.Len(uint(in.keep.Width() - 1)) // log2 of the DWs in a beat
+	perBeat := bits.Len(uint(in.Keep.Width() - 1)) // log2 of the DWs in a beat
 	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), perBeat), ab+1), m.Const(ab+1, 1))
-	in, extra := sliceFields(m, port+"_hold_slice", in, axis.Field{Name: "need", Value: m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1))})
+	in, extra := tlpbus.SliceFields(m, port+"_hold_slice", in, axis.Field{Name: "need", Value: m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1))})
 	need := extra[0]
 
 	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
@@ -240,28 +134,28 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	// the link's credit timeout (a partner returning no credits did that).
 	// So what does not fit waits whole at the merge, where the egress
 	// stall sees it and, once the port counts as stalled, drops it.
-	fits := m.Named(port+"_hold_fits", m.Or(m.Not(keep.sop), room))
+	fits := m.Named(port+"_hold_fits", m.Or(m.Not(keep.SOP), room))
 	gated := keep
-	gated.valid = m.And(keep.valid, fits)
-	gated.ready = m.Wire(port+"_hold_in_ready", 1)
-	m.Assign(keep.ready, m.And(gated.ready, fits))
+	gated.Valid = m.And(keep.Valid, fits)
+	gated.Ready = m.Wire(port+"_hold_in_ready", 1)
+	m.Assign(keep.Ready, m.And(gated.Ready, fits))
 
 	// Nothing leaves while the link is not up (its own input slice would
 	// take a TLP or two more than hold_tlps), except the rest of a TLP
 	// that started.
-	q := axis.FIFO(m, port+"_hold", gated.pack(m), HoldBeats)
-	held := unpack(m, q, in)
+	q := axis.FIFO(m, port+"_hold", gated.Pack(m), HoldBeats)
+	held := tlpbus.Unpack(m, q, in)
 	midTLP := m.Reg(port+"_hold_mid", 1, 0)
 	open := m.Named(port+"_hold_open", m.Or(up, midTLP))
 	out = held
-	out.valid = m.And(held.valid, open)
-	out.ready = m.Wire(port+"_to_link_ready", 1)
-	m.Assign(held.ready, m.And(out.ready, open))
-	push := m.And(gated.valid, gated.ready)
-	pop := m.And(out.valid, out.ready)
-	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
+	out.Valid = m.And(held.Valid, open)
+	out.Ready = m.Wire(port+"_to_link_ready", 1)
+	m.Assign(held.Ready, m.And(out.Ready, open))
+	push := m.And(gated.Valid, gated.Ready)
+	pop := m.And(out.Valid, out.Ready)
+	m.SetNext(midTLP, m.Mux(pop, m.Not(held.EOP), midTLP))
 	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
-	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.sop), cb)), m.Zext(m.And(pop, out.eop), cb)))
+	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.SOP), cb)), m.Zext(m.And(pop, out.EOP), cb)))
 	beatsHalf := m.Not(m.LtU(free, m.Const(ab+1, HoldBeats/2)))
 	tlpsHalf := m.Not(m.LtU(m.Const(cb, uint64(holdTLPs/2)), queued))
 	return out, m.Named(port+"_hold_half_free", m.And(beatsHalf, tlpsHalf))
@@ -289,10 +183,10 @@ const DefaultEgressStallCycles = pmgr.DefaultEgressStallCycles
 // gate (fail); and the host's other traffic — register accesses, the
 // other port, completions — flows again after at most a window and a
 // half. Each time the port stalls counts in <port>_egress_stalls.
-func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles int) ir.Value {
+func egressStall(m *ir.Module, port string, in tlpbus.Stream, released ir.Value, cycles int) ir.Value {
 	ir.Helper()
 	w := bits.Len(uint(cycles))
-	waiting := m.Named(port+"_egress_waiting", m.And(in.valid, m.Not(in.ready)))
+	waiting := m.Named(port+"_egress_waiting", m.And(in.Valid, m.Not(in.Ready)))
 	waited := m.Reg(port+"_egress_waited", w, 0)
 	stalled := m.Reg(port+"_egress_stalled", 1, 0)
 	stuck := m.Named(port+"_egress_stuck", m.And(waiting, m.Eq(waited, m.Const(w, uint64(cycles-1)))))
@@ -308,7 +202,7 @@ func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles i
 	least := pmgr.SlowTLPs(cycles)
 	mw := bits.Len(uint(least))
 	moved := m.Reg(port+"_slow_moved", mw, 0)
-	started := m.Named(port+"_egress_started", m.And(m.And(in.valid, in.ready), in.sop))
+	started := m.Named(port+"_egress_started", m.And(m.And(in.Valid, in.Ready), in.SOP))
 	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, started)))
 	slow := m.Named(port+"_egress_slow", m.And(
 		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least)))))
@@ -408,8 +302,8 @@ func Build(name string, p Parts) *ir.Module {
 	rcIn["tlp_ready"] = rcReady
 	rcOut := m.Instance("rc", rc, rcIn)
 	outputsOf(rc, "m_axis_rc_", rcOut)
-	fromCQ := fromOutputs(m, cqOut, "tlp_", "tlp_bar", "cq_merge_ready")
-	m.Assign(cqReady, fromCQ.ready)
+	fromCQ := tlpbus.FromOutputs(m, cqOut, "tlp_", "tlp_bar", "cq_merge_ready")
+	m.Assign(cqReady, fromCQ.Ready)
 	// Requests for the host get local tags on their way to RQ (below);
 	// completions from RC get their own requester IDs and tags back here.
 	tags := pcie4.TagsModule()
@@ -417,8 +311,8 @@ func Build(name string, p Parts) *ir.Module {
 		"rc_sop": rcOut["tlp_sop"], "rc_eop": rcOut["tlp_eop"], "rc_done": rcOut["tlp_done"], "rc_valid": rcOut["tlp_valid"]}
 	cplReady := m.Wire("rc_merge_ready", 1)
 	tagsIn["cpl_ready"] = cplReady
-	reqToTags := wires(m, "req_tags_")
-	into(tagsIn, "req_", reqToTags)
+	reqToTags := tlpbus.Wires(m, "req_tags_")
+	tlpbus.Into(tagsIn, "req_", reqToTags)
 	reqPortToTags := m.Wire("req_tags_port", 2)
 	tagsIn["req_port"] = reqPortToTags
 	rqTagsReady := m.Wire("rq_tags_ready", 1)
@@ -430,20 +324,20 @@ func Build(name string, p Parts) *ir.Module {
 	tagsIn["npd_av"] = m.Input("pcie_tfc_npd_av", 4)
 	tagsOut := m.Instance("tags", tags, tagsIn)
 	m.Assign(rcReady, tagsOut["rc_ready"])
-	fromRC := tlps{hdr: m.Concat(tagsOut["cpl_hdr"], m.Const(32, 0)), // a completion's 3 DW header on the 128-bit bus
-		data: tagsOut["cpl_data"], keep: tagsOut["cpl_keep"], sop: tagsOut["cpl_sop"], eop: tagsOut["cpl_eop"],
-		valid: tagsOut["cpl_valid"], ready: cplReady}
+	fromRC := tlpbus.Stream{Hdr: m.Concat(tagsOut["cpl_hdr"], m.Const(32, 0)), // a completion's 3 DW header on the 128-bit bus
+		Data: tagsOut["cpl_data"], Keep: tagsOut["cpl_keep"], SOP: tagsOut["cpl_sop"], EOP: tagsOut["cpl_eop"],
+		Valid: tagsOut["cpl_valid"], Ready: cplReady}
 	// A completion's BAR sideband is the port its request came from
 	// (1 A, 2 B; 0 unexpected), which the manager sends it out of.
-	fromRC.side = m.Zext(tagsOut["cpl_port"], 3)
+	fromRC.Side = m.Zext(tagsOut["cpl_port"], 3)
 	standIns := p.Manager.HasInput("s_host_tlp_func") // a manager with stand-ins
 	if standIns {
 		// The function the block matched, for the stand-ins of lent
 		// devices: above the BAR.
-		fromCQ.side = m.Concat(cqOut["tlp_func"], fromCQ.side)
-		fromRC.side = m.Zext(tagsOut["cpl_port"], 5)
+		fromCQ.Side = m.Concat(cqOut["tlp_func"], fromCQ.Side)
+		fromRC.Side = m.Zext(tagsOut["cpl_port"], 5)
 	}
-	host := merge(m, "host_in", fromCQ, fromRC)
+	host := tlpbus.Merge(m, "host_in", fromCQ, fromRC)
 
 	// The links' states, and the ports' egress streams from both
 	// pipelines, are known only once everything is placed: wires.
@@ -461,9 +355,9 @@ func Build(name string, p Parts) *ir.Module {
 	// The port pipelines, one per optical port so that both ports take
 	// a beat a cycle (the module takes two ports; each instance has one
 	// of them tied off), fed by the links.
-	linkRx := map[string]tlps{}
+	linkRx := map[string]tlpbus.Stream{}
 	for _, pt := range Ports {
-		linkRx[pt.Prefix] = wires(m, pt.Prefix+"_rx_tlp_")
+		linkRx[pt.Prefix] = tlpbus.Wires(m, pt.Prefix+"_rx_tlp_")
 	}
 	// The run-time access rules are the manager's AXI-Lite registers;
 	// the port pipelines check against the same ones (wired below).
@@ -483,11 +377,11 @@ func Build(name string, p Parts) *ir.Module {
 		in := map[string]ir.Value{"self_id": self, "bus_master": busMaster}
 		for _, other := range Ports {
 			if other.Prefix == pt.Prefix {
-				into(in, "s_"+other.Prefix+"_tlp_", linkRx[other.Prefix])
+				tlpbus.Into(in, "s_"+other.Prefix+"_tlp_", linkRx[other.Prefix])
 				continue
 			}
-			into(in, "s_"+other.Prefix+"_tlp_", tlps{hdr: m.Const(128, 0), data: m.Const(512, 0), keep: m.Const(16, 0),
-				sop: m.Const(1, 0), eop: m.Const(1, 0), valid: m.Const(1, 0)})
+			tlpbus.Into(in, "s_"+other.Prefix+"_tlp_", tlpbus.Stream{Hdr: m.Const(128, 0), Data: m.Const(512, 0), Keep: m.Const(16, 0),
+				SOP: m.Const(1, 0), EOP: m.Const(1, 0), Valid: m.Const(1, 0)})
 		}
 		for name, w := range ruleWires {
 			in[name] = w
@@ -504,20 +398,20 @@ func Build(name string, p Parts) *ir.Module {
 	portTags := PortTagsModule()
 	ptIn := map[string]map[string]ir.Value{}
 	ptOut := map[string]map[string]ir.Value{}
-	toLink := map[string]tlps{}
+	toLink := map[string]tlpbus.Stream{}
 	for _, pt := range Ports {
 		ptIn[pt.Prefix] = map[string]ir.Value{"up": up(pt.Prefix)}
-		toLink[pt.Prefix] = wires(m, pt.Prefix+"_to_tags_")
-		into(ptIn[pt.Prefix], "s_tlp_", toLink[pt.Prefix])
-		fromLink := wires(m, pt.Prefix+"_from_link_")
-		into(ptIn[pt.Prefix], "s_rx_", fromLink)
+		toLink[pt.Prefix] = tlpbus.Wires(m, pt.Prefix+"_to_tags_")
+		tlpbus.Into(ptIn[pt.Prefix], "s_tlp_", toLink[pt.Prefix])
+		fromLink := tlpbus.Wires(m, pt.Prefix+"_from_link_")
+		tlpbus.Into(ptIn[pt.Prefix], "s_rx_", fromLink)
 		linkRx[pt.Prefix+"_link"] = fromLink
 		ptIn[pt.Prefix]["m_tlp_ready"] = m.Wire(pt.Prefix+"_link_s_ready", 1)
 		ptIn[pt.Prefix]["m_rx_ready"] = piOut[pt.Prefix]["s_"+pt.Prefix+"_tlp_ready"]
 		ptOut[pt.Prefix] = m.Instance(pt.Prefix+"_tags", portTags, ptIn[pt.Prefix])
-		linkRx[pt.Prefix].drive(m, tlps{hdr: ptOut[pt.Prefix]["m_rx_hdr"], data: ptOut[pt.Prefix]["m_rx_data"],
-			keep: ptOut[pt.Prefix]["m_rx_keep"], sop: ptOut[pt.Prefix]["m_rx_sop"], eop: ptOut[pt.Prefix]["m_rx_eop"],
-			valid: ptOut[pt.Prefix]["m_rx_valid"]})
+		linkRx[pt.Prefix].Drive(m, tlpbus.Stream{Hdr: ptOut[pt.Prefix]["m_rx_hdr"], Data: ptOut[pt.Prefix]["m_rx_data"],
+			Keep: ptOut[pt.Prefix]["m_rx_keep"], SOP: ptOut[pt.Prefix]["m_rx_sop"], EOP: ptOut[pt.Prefix]["m_rx_eop"],
+			Valid: ptOut[pt.Prefix]["m_rx_valid"]})
 	}
 	// Their counters, added up: the port pipeline's counts, and the
 	// completions the tag tables found no request for.
@@ -552,20 +446,20 @@ func Build(name string, p Parts) *ir.Module {
 	// behind them costs nothing that matters.
 	fence := m.Reg("register_fence", 1, 0)
 	gated := host
-	gated.valid = m.Named("host_in_valid_fenced", m.And(host.valid, m.Not(fence)))
+	gated.Valid = m.Named("host_in_valid_fenced", m.And(host.Valid, m.Not(fence)))
 	mgrIn := map[string]ir.Value{"self_id": self}
-	into(mgrIn, "s_host_tlp_", gated)
-	bar := m.Slice(host.side, 0, 3)
-	mgrIn["s_host_tlp_bar"] = host.side
+	tlpbus.Into(mgrIn, "s_host_tlp_", gated)
+	bar := m.Slice(host.Side, 0, 3)
+	mgrIn["s_host_tlp_bar"] = host.Side
 	if standIns {
-		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = bar, m.Slice(host.side, 3, 2)
+		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = bar, m.Slice(host.Side, 3, 2)
 	}
-	fh := tlphdr.Decode(m, "fence_hdr", host.hdr)
+	fh := tlphdr.Decode(m, "fence_hdr", host.Hdr)
 	regWrite := m.Named("host_register_write", m.And(m.And(m.Eq(fh.Type, m.Const(5, 0)), m.Eq(m.Slice(fh.Fmt, 1, 2), m.Const(2, 0b01))),
 		m.Eq(bar, m.Const(3, uint64(p.RegisterBAR)))))
 	// (hdr is the TLP's on each of its beats: the register-BAR write's
 	// last beat raises the fence.)
-	fenceUp := m.Named("register_fence_up", m.And(m.And(gated.valid, host.ready), m.And(host.eop, regWrite)))
+	fenceUp := m.Named("register_fence_up", m.And(m.And(gated.Valid, host.Ready), m.And(host.EOP, regWrite)))
 	// A port takes TLPs while its link is up and its egress is not
 	// stalled (egressStall, below).
 	stalled := map[string]ir.Value{}
@@ -591,16 +485,16 @@ func Build(name string, p Parts) *ir.Module {
 	for name, w := range ruleWires {
 		m.Assign(w, mgrOut[name])
 	}
-	m.Assign(host.ready, m.And(mgrOut["s_host_tlp_ready"], m.Not(fence)))
-	mgrStream := func(o, side string) tlps {
-		s := fromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
-		m.Assign(mgrReady[o], s.ready)
+	m.Assign(host.Ready, m.And(mgrOut["s_host_tlp_ready"], m.Not(fence)))
+	mgrStream := func(o, side string) tlpbus.Stream {
+		s := tlpbus.FromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
+		m.Assign(mgrReady[o], s.Ready)
 		return s
 	}
 	// piStream is output o of the port pipeline of port (port_a, port_b).
-	piStream := func(port, o, side string) tlps {
-		s := fromOutputs(m, piOut[port], o+"_tlp_", side, o+"_from_"+port+"_in_ready")
-		m.Assign(piReady[port][o], s.ready)
+	piStream := func(port, o, side string) tlpbus.Stream {
+		s := tlpbus.FromOutputs(m, piOut[port], o+"_tlp_", side, o+"_from_"+port+"_in_ready")
+		m.Assign(piReady[port][o], s.Ready)
 		return s
 	}
 
@@ -608,11 +502,11 @@ func Build(name string, p Parts) *ir.Module {
 	// block, which drives the manager's AXI-Lite slave and the slots'
 	// pages and answers reads.
 	mgrLocal, aLocal, bLocal := mgrStream("m_local", ""), piStream("port_a", "m_local", ""), piStream("port_b", "m_local", "")
-	local := merge(m, "m_local_merge", mgrLocal, aLocal, bLocal)
+	local := tlpbus.Merge(m, "m_local_merge", mgrLocal, aLocal, bLocal)
 	// Its completions stay within the MPS the block reports (PG213's
 	// configuration status: cfg_max_payload, as Device Control says).
 	regsIn := map[string]ir.Value{"self_id": self, "max_payload": m.Input("cfg_max_payload", 2)}
-	into(regsIn, "s_tlp_", local)
+	tlpbus.Into(regsIn, "s_tlp_", local)
 	regsCplReady := m.Wire("regs_cpl_ready", 1)
 	regsIn["m_cpl_tlp_ready"] = regsCplReady
 	// The counter the register block reads (known once every part is
@@ -642,27 +536,27 @@ func Build(name string, p Parts) *ir.Module {
 		}
 	}
 	regsOut := m.Instance("regs", p.Regs, regsIn)
-	m.Assign(local.ready, regsOut["s_tlp_ready"])
+	m.Assign(local.Ready, regsOut["s_tlp_ready"])
 	for _, pt := range p.Manager.Ports() {
 		if w, ok := axilToMgr[pt.Name]; ok {
 			m.Assign(w, regsOut["m_axil_"+strings.TrimPrefix(pt.Name, "s_axil_")])
 		}
 	}
-	busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, aLocal.valid, bLocal.valid))
+	busy := m.Named("local_busy", m.Any(regsOut["busy"], local.Valid, mgrLocal.Valid, aLocal.Valid, bLocal.Valid))
 	// The fence falls once the manager holds no host TLP and nothing is
 	// on its way to or in the register block.
 	m.SetNext(fence, m.Or(fenceUp, m.And(fence, m.Or(mgrOut["host_busy"], busy))))
-	regsCpl := tlps{hdr: regsOut["m_cpl_tlp_hdr"], data: regsOut["m_cpl_tlp_data"], keep: regsOut["m_cpl_tlp_keep"],
-		sop: regsOut["m_cpl_tlp_sop"], eop: regsOut["m_cpl_tlp_eop"], valid: regsOut["m_cpl_tlp_valid"], ready: regsCplReady}
+	regsCpl := tlpbus.Stream{Hdr: regsOut["m_cpl_tlp_hdr"], Data: regsOut["m_cpl_tlp_data"], Keep: regsOut["m_cpl_tlp_keep"],
+		SOP: regsOut["m_cpl_tlp_sop"], EOP: regsOut["m_cpl_tlp_eop"], Valid: regsOut["m_cpl_tlp_valid"], Ready: regsCplReady}
 
 	// Kernel slots: both pipelines' streams, into the slots, or out of
 	// the top.
-	var slotOut [3][]tlps
+	var slotOut [3][]tlpbus.Stream
 	var irqs []axis.Stream
 	if p.Slots != nil {
 		// Each ingress's TLPs for the slots: the manager's (the host's)
 		// and each port pipeline's.
-		ins := []tlps{mgrStream("m_kernel", "m_kernel_slot"), piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")}
+		ins := []tlpbus.Stream{mgrStream("m_kernel", "m_kernel_slot"), piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")}
 		var ans axil.Answer
 		slotOut, ans, irqs = buildSlots(m, p.Slots, self, ins, axil.BusOf(regsOut, "m_slot_axil_"), busy)
 		got := map[string]ir.Value{}
@@ -672,15 +566,15 @@ func Build(name string, p Parts) *ir.Module {
 		}
 	} else {
 		a, b := piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")
-		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), a, b)
-		m.Output("m_kernel_tlp_hdr", s.hdr)
-		m.Output("m_kernel_slot", s.side)
-		m.Output("m_kernel_tlp_data", s.data)
-		m.Output("m_kernel_tlp_keep", s.keep)
-		m.Output("m_kernel_tlp_sop", s.sop)
-		m.Output("m_kernel_tlp_eop", s.eop)
-		m.Output("m_kernel_tlp_valid", s.valid)
-		m.Assign(s.ready, m.Input("m_kernel_tlp_ready", 1))
+		s := tlpbus.Merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), a, b)
+		m.Output("m_kernel_tlp_hdr", s.Hdr)
+		m.Output("m_kernel_slot", s.Side)
+		m.Output("m_kernel_tlp_data", s.Data)
+		m.Output("m_kernel_tlp_keep", s.Keep)
+		m.Output("m_kernel_tlp_sop", s.SOP)
+		m.Output("m_kernel_tlp_eop", s.EOP)
+		m.Output("m_kernel_tlp_valid", s.Valid)
+		m.Assign(s.Ready, m.Input("m_kernel_tlp_ready", 1))
 		for _, pt := range p.Regs.Ports() {
 			if pt.Output && strings.HasPrefix(pt.Name, "m_slot_axil_") {
 				m.Output(pt.Name, regsOut[pt.Name])
@@ -694,16 +588,16 @@ func Build(name string, p Parts) *ir.Module {
 	// logic follows.)
 	// Each stream's sideband is the port it comes from (1 A, 2 B; 0 a
 	// kernel slot), for the tag table.
-	fromPort := func(port string, k uint64) tlps {
+	fromPort := func(port string, k uint64) tlpbus.Stream {
 		s := piStream(port, "m_host", "")
-		s.side = m.Const(2, k)
+		s.Side = m.Const(2, k)
 		return s
 	}
-	toHost := slice(m, "to_host_slice", merge(m, "to_host_merge", fromPort("port_a", 1), fromPort("port_b", 2)))
-	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
-	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
+	toHost := tlpbus.Slice(m, "to_host_slice", tlpbus.Merge(m, "to_host_merge", fromPort("port_a", 1), fromPort("port_b", 2)))
+	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.Hdr).Completion)
+	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.Valid, Ready: toHost.Ready}, isCpl, 2)
 	reqs := toHost
-	reqs.valid, reqs.ready = split[0].Valid, split[0].Ready
+	reqs.Valid, reqs.Ready = split[0].Valid, split[0].Ready
 	hostPosted := m.Const(1, 0)
 	if len(slotOut[0]) > 0 {
 		// The kernels' writes to the host join the port pipeline's
@@ -714,16 +608,16 @@ func Build(name string, p Parts) *ir.Module {
 		fromSlots := slices.Clone(slotOut[0])
 		var entered []ir.Value
 		for i := range fromSlots {
-			fromSlots[i].side = m.Const(2, 0)
-			entered = append(entered, m.And(m.And(fromSlots[i].valid, fromSlots[i].ready), fromSlots[i].sop))
+			fromSlots[i].Side = m.Const(2, 0)
+			entered = append(entered, m.And(m.And(fromSlots[i].Valid, fromSlots[i].Ready), fromSlots[i].SOP))
 		}
 		// (The merge takes one input's beat a cycle.)
 		hostPosted = m.Named("slot_write_to_host", m.Any(entered...))
-		reqs = slice(m, "rq_slice", merge(m, "rq_merge", reqs, fromSlots...))
+		reqs = tlpbus.Slice(m, "rq_slice", tlpbus.Merge(m, "rq_merge", reqs, fromSlots...))
 	}
-	reqToTags.drive(m, reqs)
-	m.Assign(reqPortToTags, reqs.side)
-	m.Assign(reqs.ready, tagsOut["req_ready"])
+	reqToTags.Drive(m, reqs)
+	m.Assign(reqPortToTags, reqs.Side)
+	m.Assign(reqs.Ready, tagsOut["req_ready"])
 	// The kernel slots' writes (tag table port 0) carry msix.SlotSeq for
 	// the block to return on pcie_rq_seq_num0: the MSI-X controller's
 	// fence.
@@ -731,25 +625,25 @@ func Build(name string, p Parts) *ir.Module {
 	// the park's head and the tag it takes would otherwise run on into
 	// the adapter's descriptor and tuser, 234 MHz by the estimate on the
 	// U250 board top.)
-	toRQ := slice(m, "rq_tags_slice", tlps{hdr: tagsOut["rq_hdr"], side: tagsOut["rq_port"], data: tagsOut["rq_data"],
-		keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"], eop: tagsOut["rq_eop"], valid: tagsOut["rq_valid"], ready: rqTagsReady})
-	fromSlot := m.Named("rq_from_slot", m.Eq(toRQ.side, m.Const(2, 0)))
+	toRQ := tlpbus.Slice(m, "rq_tags_slice", tlpbus.Stream{Hdr: tagsOut["rq_hdr"], Side: tagsOut["rq_port"], Data: tagsOut["rq_data"],
+		Keep: tagsOut["rq_keep"], SOP: tagsOut["rq_sop"], EOP: tagsOut["rq_eop"], Valid: tagsOut["rq_valid"], Ready: rqTagsReady})
+	fromSlot := m.Named("rq_from_slot", m.Eq(toRQ.Side, m.Const(2, 0)))
 	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1),
 		"tlp_seq": m.Mux(fromSlot, m.Const(6, msix.SlotSeq), m.Const(6, 0))}
-	into(rqIn, "tlp_", toRQ)
+	tlpbus.Into(rqIn, "tlp_", toRQ)
 	rqOut := m.Instance("rq", rq, rqIn)
-	m.Assign(toRQ.ready, rqOut["tlp_ready"])
+	m.Assign(toRQ.Ready, rqOut["tlp_ready"])
 	outputsOf(rq, "s_axis_rq_", rqOut)
-	cplFromPorts := tlps{hdr: m.Slice(toHost.hdr, 32, 96), data: toHost.data, keep: toHost.keep, sop: toHost.sop, eop: toHost.eop,
-		valid: split[1].Valid, ready: split[1].Ready}
-	mcpl := fromOutputs(m, mgrOut, "m_cpl_tlp_", "", "m_cpl_from_manager_ready")
-	m.Assign(mgrReady["m_cpl"], mcpl.ready)
-	mcpl.data, mcpl.keep, mcpl.sop, mcpl.eop = m.Const(512, 0), m.Const(16, 0), m.Const(1, 1), m.Const(1, 1) // header only
-	toCC := merge(m, "cc_merge", mcpl, cplFromPorts, regsCpl)
+	cplFromPorts := tlpbus.Stream{Hdr: m.Slice(toHost.Hdr, 32, 96), Data: toHost.Data, Keep: toHost.Keep, SOP: toHost.SOP, EOP: toHost.EOP,
+		Valid: split[1].Valid, Ready: split[1].Ready}
+	mcpl := tlpbus.FromOutputs(m, mgrOut, "m_cpl_tlp_", "", "m_cpl_from_manager_ready")
+	m.Assign(mgrReady["m_cpl"], mcpl.Ready)
+	mcpl.Data, mcpl.Keep, mcpl.SOP, mcpl.EOP = m.Const(512, 0), m.Const(16, 0), m.Const(1, 1), m.Const(1, 1) // header only
+	toCC := tlpbus.Merge(m, "cc_merge", mcpl, cplFromPorts, regsCpl)
 	ccIn := map[string]ir.Value{"s_axis_cc_tready": m.Input("s_axis_cc_tready", 1)}
-	into(ccIn, "tlp_", toCC)
+	tlpbus.Into(ccIn, "tlp_", toCC)
 	ccOut := m.Instance("cc", cc, ccIn)
-	m.Assign(toCC.ready, ccOut["tlp_ready"])
+	m.Assign(toCC.Ready, ccOut["tlp_ready"])
 	outputsOf(cc, "s_axis_cc_", ccOut)
 	// Non-posted requests from the host only while both ports' tag tables
 	// have room to park them (PG213's selective flow control for
@@ -772,8 +666,8 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the ports: both pipelines into each link.
 	for k, pt := range Ports {
-		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""),
-			append([]tlps{piStream("port_a", "m_"+pt.Prefix, ""), piStream("port_b", "m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
+		egress := tlpbus.Merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""),
+			append([]tlpbus.Stream{piStream("port_a", "m_"+pt.Prefix, ""), piStream("port_b", "m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
 		stallCycles := p.EgressStallCycles
 		if stallCycles == 0 {
 			stallCycles = DefaultEgressStallCycles
@@ -786,17 +680,17 @@ func Build(name string, p Parts) *ir.Module {
 			egress = downGate(m, pt.Prefix, egress, admit(pt.Prefix))
 			// Released once the link has been ready 256 cycles in a row.
 			run := m.Reg(pt.Prefix+"_ready_run", 8, 0)
-			m.SetNext(run, m.Mux(egress.ready, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
-			released = m.Named(pt.Prefix+"_ready_long", m.And(egress.ready, m.Eq(run, m.Const(8, 255))))
+			m.SetNext(run, m.Mux(egress.Ready, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
+			released = m.Named(pt.Prefix+"_ready_long", m.And(egress.Ready, m.Eq(run, m.Const(8, 255))))
 		}
 		m.Assign(stalled[pt.Prefix], egressStall(m, pt.Prefix, merged, m.Or(released, m.Not(up(pt.Prefix))), stallCycles))
 		// Through the port's tag table into the link.
-		toLink[pt.Prefix].drive(m, egress)
-		m.Assign(egress.ready, ptOut[pt.Prefix]["s_tlp_ready"])
-		tagged := tlps{hdr: ptOut[pt.Prefix]["m_tlp_hdr"], data: ptOut[pt.Prefix]["m_tlp_data"], keep: ptOut[pt.Prefix]["m_tlp_keep"],
-			sop: ptOut[pt.Prefix]["m_tlp_sop"], eop: ptOut[pt.Prefix]["m_tlp_eop"], valid: ptOut[pt.Prefix]["m_tlp_valid"]}
+		toLink[pt.Prefix].Drive(m, egress)
+		m.Assign(egress.Ready, ptOut[pt.Prefix]["s_tlp_ready"])
+		tagged := tlpbus.Stream{Hdr: ptOut[pt.Prefix]["m_tlp_hdr"], Data: ptOut[pt.Prefix]["m_tlp_data"], Keep: ptOut[pt.Prefix]["m_tlp_keep"],
+			SOP: ptOut[pt.Prefix]["m_tlp_sop"], EOP: ptOut[pt.Prefix]["m_tlp_eop"], Valid: ptOut[pt.Prefix]["m_tlp_valid"]}
 		in := map[string]ir.Value{}
-		into(in, "s_tlp_", tagged)
+		tlpbus.Into(in, "s_tlp_", tagged)
 		rx := linkRx[pt.Prefix+"_link"]
 		for _, lp := range p.Link.Ports() {
 			if !lp.Output && !strings.HasPrefix(lp.Name, "s_tlp_") && lp.Name != "m_tlp_ready" {
@@ -807,8 +701,8 @@ func Build(name string, p Parts) *ir.Module {
 		out := m.Instance(pt.Prefix+"_link", p.Link, in)
 		m.Assign(ptIn[pt.Prefix]["m_tlp_ready"], out["s_tlp_ready"])
 		m.Assign(states[pt.Prefix], out["state"])
-		rx.drive(m, tlps{hdr: out["m_tlp_hdr"], data: out["m_tlp_data"], keep: out["m_tlp_keep"], sop: out["m_tlp_sop"],
-			eop: out["m_tlp_eop"], valid: out["m_tlp_valid"]}) // the port pipeline's ready goes to the link directly
+		rx.Drive(m, tlpbus.Stream{Hdr: out["m_tlp_hdr"], Data: out["m_tlp_data"], Keep: out["m_tlp_keep"], SOP: out["m_tlp_sop"],
+			EOP: out["m_tlp_eop"], Valid: out["m_tlp_valid"]}) // the port pipeline's ready goes to the link directly
 		for _, lp := range p.Link.Ports() {
 			if lp.Output && !strings.HasPrefix(lp.Name, "m_tlp_") && lp.Name != "s_tlp_ready" {
 				m.Output(pt.Prefix+"_"+lp.Name, out[lp.Name])

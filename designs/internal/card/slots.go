@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"onic/designs/internal/tlpbus"
 	"reflect"
 	"slices"
 	"strings"
@@ -115,14 +116,14 @@ func sameShape(a, b slot.Config) bool {
 // write may be on its way to a shell. It returns each slot's output
 // writes by egress (0 the host, 1 port A, 2 port B), and each slot's
 // interrupt (irq_valid, and a wire for irq_ready to be driven).
-func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer, []axis.Stream) {
+func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlpbus.Stream, slotLite axil.Bus, localBusy ir.Value) ([3][]tlpbus.Stream, axil.Answer, []axis.Stream) {
 	n := len(slots)
 	var outs [3][]axis.Stream
 	for i, in := range ins {
-		outs[i] = axis.Demux(m, fmt.Sprintf("kernel_demux_%s", ingressNames[i]), axis.Stream{Data: m.Const(1, 0), Valid: in.valid, Ready: in.ready},
-			m.Slice(in.side, 0, 8), n)
+		outs[i] = axis.Demux(m, fmt.Sprintf("kernel_demux_%s", ingressNames[i]), axis.Stream{Data: m.Const(1, 0), Valid: in.Valid, Ready: in.Ready},
+			m.Slice(in.Side, 0, 8), n)
 	}
-	var byEgress [3][]tlps
+	var byEgress [3][]tlpbus.Stream
 	var selW, selR []ir.Value
 	var answers []axil.Answer
 	var irqs []axis.Stream
@@ -140,7 +141,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 		p := fmt.Sprintf("slot%d", k)
 		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy}
 		for i, in := range ins {
-			into(sin, "s_"+ingressNames[i]+"_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[i][k].Valid})
+			tlpbus.Into(sin, "s_"+ingressNames[i]+"_tlp_", tlpbus.Stream{Hdr: in.Hdr, Data: in.Data, Keep: in.Keep, SOP: in.SOP, EOP: in.EOP, Valid: outs[i][k].Valid})
 		}
 		w, r := m.Named(p+"_page_write", page(slotLite.AWAddr, k)), m.Named(p+"_page_read", page(slotLite.ARAddr, k))
 		selW, selR = append(selW, w), append(selR, r)
@@ -160,8 +161,8 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite 
 			}
 		}
 		irqs = append(irqs, axis.Stream{Valid: out["irq_valid"], Ready: irqReady})
-		o := fromOutputs(m, out, "m_tlp_", "", p+"_to_egress_ready")
-		m.Assign(ready, o.ready)
+		o := tlpbus.FromOutputs(m, out, "m_tlp_", "", p+"_to_egress_ready")
+		m.Assign(ready, o.Ready)
 		byEgress[s.Config.Egress] = append(byEgress[s.Config.Egress], o)
 	}
 	// Pages no slot has (fewer than four slots) read 0.

@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"onic/designs/internal/tlpbus"
 	"strings"
 	"sync"
 
@@ -345,9 +346,8 @@ func Build(c Config, name string) *ir.Module {
 	var raw [3]axis.Stream
 	for in, name := range ingressNames {
 		pre := "s_" + name + "_tlp_"
-		eop := m.Input(pre+"eop", 1)
-		raw[in] = axis.Stream{Data: m.Concat(eop, m.Const(2, uint64(in)), m.Input(pre+"sop", 1), m.Input(pre+"keep", 16), m.Input(pre+"data", 512),
-			m.Input(pre+"hdr", 128)), Valid: m.Input(pre+"valid", 1), Ready: m.Wire(pre+"ready_w", 1)}
+		t := tlpbus.In(m, pre, 512, tlpbus.FieldEOP, tlpbus.FieldSOP, tlpbus.FieldKeep, tlpbus.FieldData, tlpbus.FieldHdr, tlpbus.FieldValid)
+		raw[in] = axis.Stream{Data: m.Concat(t.EOP, m.Const(2, uint64(in)), t.SOP, t.Keep, t.Data, t.Hdr), Valid: t.Valid, Ready: m.Wire(pre+"ready_w", 1)}
 		m.Output(pre+"ready", raw[in].Ready)
 	}
 	bufReady := m.Wire("buffer_ready", 1)

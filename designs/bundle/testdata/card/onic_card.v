@@ -153,29 +153,29 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
-    localparam [1:0] LINK_STATE_UP = 2'h2; // designs/internal/card/build.go:454
+    localparam [1:0] LINK_STATE_UP = 2'h2; // designs/internal/card/build.go:348
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [31:0] port_in_count_ok_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_port_down_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_denied_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_malformed_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // designs/internal/card/build.go:534
-    reg  register_fence = 1'h0; // designs/internal/card/build.go:553
+    reg  [31:0] port_in_count_ok_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_port_down_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_denied_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_malformed_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // designs/internal/card/build.go:428
+    reg  register_fence = 1'h0; // designs/internal/card/build.go:447
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -228,8 +228,8 @@ module onic_card (
     reg  rq_tags_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  port_b_link_was_up = 1'h0; // designs/internal/card/build.go:880
-    reg  port_a_link_was_up = 1'h0; // designs/internal/card/build.go:880
+    reg  port_b_link_was_up = 1'h0; // designs/internal/card/build.go:774
+    reg  port_a_link_was_up = 1'h0; // designs/internal/card/build.go:774
     reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -246,23 +246,23 @@ module onic_card (
     reg  port_a_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_a_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_a_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_a_hold_free = 11'h400; // designs/internal/card/build.go:232
-    reg  [10:0] port_a_hold_tlps = 11'h0; // designs/internal/card/build.go:233
-    reg  port_a_hold_dropping = 1'h0; // designs/internal/card/build.go:235
-    reg  [31:0] port_a_hold_drop_count = 32'h0; // designs/internal/card/build.go:235
+    reg  [10:0] port_a_hold_free = 11'h400; // designs/internal/card/build.go:126
+    reg  [10:0] port_a_hold_tlps = 11'h0; // designs/internal/card/build.go:127
+    reg  port_a_hold_dropping = 1'h0; // designs/internal/card/build.go:129
+    reg  [31:0] port_a_hold_drop_count = 32'h0; // designs/internal/card/build.go:129
     reg  [10:0] port_a_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_a_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_a_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_a_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_a_hold_mid = 1'h0; // designs/internal/card/build.go:254
-    reg  [12:0] port_a_egress_waited = 13'h0; // designs/internal/card/build.go:792
-    reg  port_a_egress_stalled = 1'h0; // designs/internal/card/build.go:792
-    reg  [12:0] port_a_slow_window = 13'h0; // designs/internal/card/build.go:792
-    reg  [12:0] port_a_slow_blocked = 13'h0; // designs/internal/card/build.go:792
-    reg  [6:0] port_a_slow_moved = 7'h0; // designs/internal/card/build.go:792
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // designs/internal/card/build.go:792
+    reg  port_a_hold_mid = 1'h0; // designs/internal/card/build.go:148
+    reg  [12:0] port_a_egress_waited = 13'h0; // designs/internal/card/build.go:686
+    reg  port_a_egress_stalled = 1'h0; // designs/internal/card/build.go:686
+    reg  [12:0] port_a_slow_window = 13'h0; // designs/internal/card/build.go:686
+    reg  [12:0] port_a_slow_blocked = 13'h0; // designs/internal/card/build.go:686
+    reg  [6:0] port_a_slow_moved = 7'h0; // designs/internal/card/build.go:686
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // designs/internal/card/build.go:686
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -279,41 +279,41 @@ module onic_card (
     reg  port_b_hold_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  port_b_hold_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [10:0] port_b_hold_slice_skid_need = 11'h0; // hdlgen/axis/axis.go:90
-    reg  [10:0] port_b_hold_free = 11'h400; // designs/internal/card/build.go:232
-    reg  [10:0] port_b_hold_tlps = 11'h0; // designs/internal/card/build.go:233
-    reg  port_b_hold_dropping = 1'h0; // designs/internal/card/build.go:235
-    reg  [31:0] port_b_hold_drop_count = 32'h0; // designs/internal/card/build.go:235
+    reg  [10:0] port_b_hold_free = 11'h400; // designs/internal/card/build.go:126
+    reg  [10:0] port_b_hold_tlps = 11'h0; // designs/internal/card/build.go:127
+    reg  port_b_hold_dropping = 1'h0; // designs/internal/card/build.go:129
+    reg  [31:0] port_b_hold_drop_count = 32'h0; // designs/internal/card/build.go:129
     reg  [10:0] port_b_hold_rptr = 11'h0; // hdlgen/axis/axis.go:134
     reg  [10:0] port_b_hold_wptr = 11'h0; // hdlgen/axis/axis.go:135
     reg  port_b_hold_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [657:0] port_b_hold_bypass_data = 658'h0; // hdlgen/axis/axis.go:138
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
-    reg  port_b_hold_mid = 1'h0; // designs/internal/card/build.go:254
-    reg  [12:0] port_b_egress_waited = 13'h0; // designs/internal/card/build.go:792
-    reg  port_b_egress_stalled = 1'h0; // designs/internal/card/build.go:792
-    reg  [12:0] port_b_slow_window = 13'h0; // designs/internal/card/build.go:792
-    reg  [12:0] port_b_slow_blocked = 13'h0; // designs/internal/card/build.go:792
-    reg  [6:0] port_b_slow_moved = 7'h0; // designs/internal/card/build.go:792
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // designs/internal/card/build.go:792
-    reg  [5:0] ctr_index_hi = 6'h0; // designs/internal/card/build.go:830
-    reg  [31:0] ctr_group0 = 32'h0; // designs/internal/card/build.go:840
-    reg  [31:0] ctr_group1 = 32'h0; // designs/internal/card/build.go:840
-    reg  [31:0] ctr_group2 = 32'h0; // designs/internal/card/build.go:840
-    reg  [31:0] ctr_group3 = 32'h0; // designs/internal/card/build.go:840
-    wire [15:0] self_id; // designs/internal/card/build.go:381
-    wire cq_tlp_ready; // designs/internal/card/build.go:401
-    wire rc_tlp_ready; // designs/internal/card/build.go:407
-    wire cq_merge_ready; // designs/internal/card/build.go:142
-    wire rc_merge_ready; // designs/internal/card/build.go:418
-    wire [127:0] req_tags_hdr; // designs/internal/card/build.go:152
-    wire [511:0] req_tags_data; // designs/internal/card/build.go:152
-    wire [15:0] req_tags_keep; // designs/internal/card/build.go:152
-    wire req_tags_sop; // designs/internal/card/build.go:153
-    wire req_tags_eop; // designs/internal/card/build.go:153
-    wire req_tags_valid; // designs/internal/card/build.go:153
-    wire [1:0] req_tags_port; // designs/internal/card/build.go:422
-    wire rq_tags_ready; // designs/internal/card/build.go:424
+    reg  port_b_hold_mid = 1'h0; // designs/internal/card/build.go:148
+    reg  [12:0] port_b_egress_waited = 13'h0; // designs/internal/card/build.go:686
+    reg  port_b_egress_stalled = 1'h0; // designs/internal/card/build.go:686
+    reg  [12:0] port_b_slow_window = 13'h0; // designs/internal/card/build.go:686
+    reg  [12:0] port_b_slow_blocked = 13'h0; // designs/internal/card/build.go:686
+    reg  [6:0] port_b_slow_moved = 7'h0; // designs/internal/card/build.go:686
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // designs/internal/card/build.go:686
+    reg  [5:0] ctr_index_hi = 6'h0; // designs/internal/card/build.go:724
+    reg  [31:0] ctr_group0 = 32'h0; // designs/internal/card/build.go:734
+    reg  [31:0] ctr_group1 = 32'h0; // designs/internal/card/build.go:734
+    reg  [31:0] ctr_group2 = 32'h0; // designs/internal/card/build.go:734
+    reg  [31:0] ctr_group3 = 32'h0; // designs/internal/card/build.go:734
+    wire [15:0] self_id; // designs/internal/card/build.go:275
+    wire cq_tlp_ready; // designs/internal/card/build.go:295
+    wire rc_tlp_ready; // designs/internal/card/build.go:301
+    wire cq_merge_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire rc_merge_ready; // designs/internal/card/build.go:312
+    wire [127:0] req_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] req_tags_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] req_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire req_tags_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire req_tags_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire req_tags_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire [1:0] req_tags_port; // designs/internal/card/build.go:316
+    wire rq_tags_ready; // designs/internal/card/build.go:318
     wire host_in_last_is0; // hdlgen/axis/axis.go:215
     wire host_in_last_is1; // hdlgen/axis/axis.go:215
     wire host_in_in0_idle; // hdlgen/axis/axis.go:188
@@ -325,106 +325,106 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:225
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
     wire host_in_out_ready; // hdlgen/axis/axis.go:382
-    wire [1:0] port_a_link_state; // designs/internal/card/build.go:452
-    wire [1:0] port_b_link_state; // designs/internal/card/build.go:452
-    wire port_a_link_up; // designs/internal/card/build.go:457
-    wire port_b_link_up; // designs/internal/card/build.go:457
-    wire [127:0] port_a_rx_tlp_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_a_rx_tlp_data; // designs/internal/card/build.go:152
-    wire [15:0] port_a_rx_tlp_keep; // designs/internal/card/build.go:152
-    wire port_a_rx_tlp_sop; // designs/internal/card/build.go:153
-    wire port_a_rx_tlp_eop; // designs/internal/card/build.go:153
-    wire port_a_rx_tlp_valid; // designs/internal/card/build.go:153
-    wire [127:0] port_b_rx_tlp_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_b_rx_tlp_data; // designs/internal/card/build.go:152
-    wire [15:0] port_b_rx_tlp_keep; // designs/internal/card/build.go:152
-    wire port_b_rx_tlp_sop; // designs/internal/card/build.go:153
-    wire port_b_rx_tlp_eop; // designs/internal/card/build.go:153
-    wire port_b_rx_tlp_valid; // designs/internal/card/build.go:153
-    wire bus_master; // designs/internal/card/build.go:481
-    wire port_a_in_m_host_ready; // designs/internal/card/build.go:497
-    wire port_a_in_m_kernel_ready; // designs/internal/card/build.go:497
-    wire port_a_in_m_local_ready; // designs/internal/card/build.go:497
-    wire port_a_in_m_port_a_ready; // designs/internal/card/build.go:497
-    wire port_a_in_m_port_b_ready; // designs/internal/card/build.go:497
-    wire port_b_in_m_host_ready; // designs/internal/card/build.go:497
-    wire port_b_in_m_kernel_ready; // designs/internal/card/build.go:497
-    wire port_b_in_m_local_ready; // designs/internal/card/build.go:497
-    wire port_b_in_m_port_a_ready; // designs/internal/card/build.go:497
-    wire port_b_in_m_port_b_ready; // designs/internal/card/build.go:497
-    wire [127:0] port_a_to_tags_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_a_to_tags_data; // designs/internal/card/build.go:152
-    wire [15:0] port_a_to_tags_keep; // designs/internal/card/build.go:152
-    wire port_a_to_tags_sop; // designs/internal/card/build.go:153
-    wire port_a_to_tags_eop; // designs/internal/card/build.go:153
-    wire port_a_to_tags_valid; // designs/internal/card/build.go:153
-    wire [127:0] port_a_from_link_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_a_from_link_data; // designs/internal/card/build.go:152
-    wire [15:0] port_a_from_link_keep; // designs/internal/card/build.go:152
-    wire port_a_from_link_sop; // designs/internal/card/build.go:153
-    wire port_a_from_link_eop; // designs/internal/card/build.go:153
-    wire port_a_from_link_valid; // designs/internal/card/build.go:153
-    wire port_a_link_s_ready; // designs/internal/card/build.go:515
-    wire [127:0] port_b_to_tags_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_b_to_tags_data; // designs/internal/card/build.go:152
-    wire [15:0] port_b_to_tags_keep; // designs/internal/card/build.go:152
-    wire port_b_to_tags_sop; // designs/internal/card/build.go:153
-    wire port_b_to_tags_eop; // designs/internal/card/build.go:153
-    wire port_b_to_tags_valid; // designs/internal/card/build.go:153
-    wire [127:0] port_b_from_link_hdr; // designs/internal/card/build.go:152
-    wire [511:0] port_b_from_link_data; // designs/internal/card/build.go:152
-    wire [15:0] port_b_from_link_keep; // designs/internal/card/build.go:152
-    wire port_b_from_link_sop; // designs/internal/card/build.go:153
-    wire port_b_from_link_eop; // designs/internal/card/build.go:153
-    wire port_b_from_link_valid; // designs/internal/card/build.go:153
-    wire port_b_link_s_ready; // designs/internal/card/build.go:515
-    wire [31:0] port_in_count_ok_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_not_for_us_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_window_miss_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_mapping_disabled_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_port_down_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_denied_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_no_proxy_id_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // designs/internal/card/build.go:526
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // designs/internal/card/build.go:528
-    wire [31:0] port_in_count_unexpected_completion_sum_next; // designs/internal/card/build.go:528
-    wire [31:0] port_in_count_unsupported_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_relay_denied_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_msix_address_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_malformed_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_count_bus_master_disabled_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_no_domain_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_no_range_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_read_denied_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_write_denied_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_egress_denied_sum_next; // designs/internal/card/build.go:526
-    wire [31:0] port_in_deny_source_invalid_sum_next; // designs/internal/card/build.go:526
-    wire _host_in_valid_fenced_not; // designs/internal/card/build.go:555
-    wire host_in_valid_fenced; // designs/internal/card/build.go:555
-    wire host_register_write; // designs/internal/card/build.go:564
-    wire register_fence_up; // designs/internal/card/build.go:568
-    wire port_a_stalled; // designs/internal/card/build.go:574
-    wire port_b_stalled; // designs/internal/card/build.go:574
-    wire _port_down_not_2; // designs/internal/card/build.go:576
-    wire _port_down_not; // designs/internal/card/build.go:576
-    wire [1:0] port_down; // designs/internal/card/build.go:576
-    wire manager_m_port_a_ready; // designs/internal/card/build.go:579
-    wire manager_m_port_b_ready; // designs/internal/card/build.go:579
-    wire manager_m_kernel_ready; // designs/internal/card/build.go:579
-    wire manager_m_local_ready; // designs/internal/card/build.go:579
-    wire manager_m_cpl_ready; // designs/internal/card/build.go:579
-    wire [11:0] regs_axil_awaddr; // designs/internal/card/build.go:586
-    wire regs_axil_awvalid; // designs/internal/card/build.go:586
-    wire [31:0] regs_axil_wdata; // designs/internal/card/build.go:586
-    wire [3:0] regs_axil_wstrb; // designs/internal/card/build.go:586
-    wire regs_axil_wvalid; // designs/internal/card/build.go:586
-    wire regs_axil_bready; // designs/internal/card/build.go:586
-    wire [11:0] regs_axil_araddr; // designs/internal/card/build.go:586
-    wire regs_axil_arvalid; // designs/internal/card/build.go:586
-    wire regs_axil_rready; // designs/internal/card/build.go:586
-    wire m_local_from_manager_ready; // designs/internal/card/build.go:142
-    wire m_local_from_port_a_in_ready; // designs/internal/card/build.go:142
-    wire m_local_from_port_b_in_ready; // designs/internal/card/build.go:142
+    wire [1:0] port_a_link_state; // designs/internal/card/build.go:346
+    wire [1:0] port_b_link_state; // designs/internal/card/build.go:346
+    wire port_a_link_up; // designs/internal/card/build.go:351
+    wire port_b_link_up; // designs/internal/card/build.go:351
+    wire [127:0] port_a_rx_tlp_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_a_rx_tlp_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_a_rx_tlp_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_a_rx_tlp_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_rx_tlp_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_rx_tlp_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire [127:0] port_b_rx_tlp_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_b_rx_tlp_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_b_rx_tlp_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_b_rx_tlp_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_rx_tlp_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_rx_tlp_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire bus_master; // designs/internal/card/build.go:375
+    wire port_a_in_m_host_ready; // designs/internal/card/build.go:391
+    wire port_a_in_m_kernel_ready; // designs/internal/card/build.go:391
+    wire port_a_in_m_local_ready; // designs/internal/card/build.go:391
+    wire port_a_in_m_port_a_ready; // designs/internal/card/build.go:391
+    wire port_a_in_m_port_b_ready; // designs/internal/card/build.go:391
+    wire port_b_in_m_host_ready; // designs/internal/card/build.go:391
+    wire port_b_in_m_kernel_ready; // designs/internal/card/build.go:391
+    wire port_b_in_m_local_ready; // designs/internal/card/build.go:391
+    wire port_b_in_m_port_a_ready; // designs/internal/card/build.go:391
+    wire port_b_in_m_port_b_ready; // designs/internal/card/build.go:391
+    wire [127:0] port_a_to_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_a_to_tags_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_a_to_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_a_to_tags_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_to_tags_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_to_tags_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire [127:0] port_a_from_link_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_a_from_link_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_a_from_link_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_a_from_link_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_from_link_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_from_link_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_a_link_s_ready; // designs/internal/card/build.go:409
+    wire [127:0] port_b_to_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_b_to_tags_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_b_to_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_b_to_tags_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_to_tags_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_to_tags_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire [127:0] port_b_from_link_hdr; // designs/internal/tlpbus/tlpbus.go:107
+    wire [511:0] port_b_from_link_data; // designs/internal/tlpbus/tlpbus.go:107
+    wire [15:0] port_b_from_link_keep; // designs/internal/tlpbus/tlpbus.go:107
+    wire port_b_from_link_sop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_from_link_eop; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_from_link_valid; // designs/internal/tlpbus/tlpbus.go:108
+    wire port_b_link_s_ready; // designs/internal/card/build.go:409
+    wire [31:0] port_in_count_ok_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_not_for_us_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_window_miss_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_mapping_disabled_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_port_down_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_denied_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_no_proxy_id_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // designs/internal/card/build.go:420
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // designs/internal/card/build.go:422
+    wire [31:0] port_in_count_unexpected_completion_sum_next; // designs/internal/card/build.go:422
+    wire [31:0] port_in_count_unsupported_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_relay_denied_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_msix_address_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_malformed_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_count_bus_master_disabled_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_no_domain_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_no_range_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_read_denied_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_write_denied_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_egress_denied_sum_next; // designs/internal/card/build.go:420
+    wire [31:0] port_in_deny_source_invalid_sum_next; // designs/internal/card/build.go:420
+    wire _host_in_valid_fenced_not; // designs/internal/card/build.go:449
+    wire host_in_valid_fenced; // designs/internal/card/build.go:449
+    wire host_register_write; // designs/internal/card/build.go:458
+    wire register_fence_up; // designs/internal/card/build.go:462
+    wire port_a_stalled; // designs/internal/card/build.go:468
+    wire port_b_stalled; // designs/internal/card/build.go:468
+    wire _port_down_not_2; // designs/internal/card/build.go:470
+    wire _port_down_not; // designs/internal/card/build.go:470
+    wire [1:0] port_down; // designs/internal/card/build.go:470
+    wire manager_m_port_a_ready; // designs/internal/card/build.go:473
+    wire manager_m_port_b_ready; // designs/internal/card/build.go:473
+    wire manager_m_kernel_ready; // designs/internal/card/build.go:473
+    wire manager_m_local_ready; // designs/internal/card/build.go:473
+    wire manager_m_cpl_ready; // designs/internal/card/build.go:473
+    wire [11:0] regs_axil_awaddr; // designs/internal/card/build.go:480
+    wire regs_axil_awvalid; // designs/internal/card/build.go:480
+    wire [31:0] regs_axil_wdata; // designs/internal/card/build.go:480
+    wire [3:0] regs_axil_wstrb; // designs/internal/card/build.go:480
+    wire regs_axil_wvalid; // designs/internal/card/build.go:480
+    wire regs_axil_bready; // designs/internal/card/build.go:480
+    wire [11:0] regs_axil_araddr; // designs/internal/card/build.go:480
+    wire regs_axil_arvalid; // designs/internal/card/build.go:480
+    wire regs_axil_rready; // designs/internal/card/build.go:480
+    wire m_local_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_local_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_local_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_local_merge_last_is0; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is1; // hdlgen/axis/axis.go:215
     wire m_local_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -440,23 +440,23 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // designs/internal/card/build.go:616
-    wire [31:0] ctr_rdata; // designs/internal/card/build.go:620
-    wire [7:0] msix_rd_addr; // designs/internal/card/build.go:627
-    wire msix_rd_en; // designs/internal/card/build.go:627
-    wire [63:0] msix_pending; // designs/internal/card/build.go:627
-    wire regs_m_slot_axil_awready; // designs/internal/card/build.go:638
-    wire regs_m_slot_axil_wready; // designs/internal/card/build.go:638
-    wire regs_m_slot_axil_bvalid; // designs/internal/card/build.go:638
-    wire [1:0] regs_m_slot_axil_bresp; // designs/internal/card/build.go:638
-    wire regs_m_slot_axil_arready; // designs/internal/card/build.go:638
-    wire regs_m_slot_axil_rvalid; // designs/internal/card/build.go:638
-    wire [31:0] regs_m_slot_axil_rdata; // designs/internal/card/build.go:638
-    wire [1:0] regs_m_slot_axil_rresp; // designs/internal/card/build.go:638
-    wire local_busy; // designs/internal/card/build.go:651
-    wire m_kernel_from_manager_ready; // designs/internal/card/build.go:142
-    wire m_kernel_from_port_a_in_ready; // designs/internal/card/build.go:142
-    wire m_kernel_from_port_b_in_ready; // designs/internal/card/build.go:142
+    wire regs_cpl_ready; // designs/internal/card/build.go:510
+    wire [31:0] ctr_rdata; // designs/internal/card/build.go:514
+    wire [7:0] msix_rd_addr; // designs/internal/card/build.go:521
+    wire msix_rd_en; // designs/internal/card/build.go:521
+    wire [63:0] msix_pending; // designs/internal/card/build.go:521
+    wire regs_m_slot_axil_awready; // designs/internal/card/build.go:532
+    wire regs_m_slot_axil_wready; // designs/internal/card/build.go:532
+    wire regs_m_slot_axil_bvalid; // designs/internal/card/build.go:532
+    wire [1:0] regs_m_slot_axil_bresp; // designs/internal/card/build.go:532
+    wire regs_m_slot_axil_arready; // designs/internal/card/build.go:532
+    wire regs_m_slot_axil_rvalid; // designs/internal/card/build.go:532
+    wire [31:0] regs_m_slot_axil_rdata; // designs/internal/card/build.go:532
+    wire [1:0] regs_m_slot_axil_rresp; // designs/internal/card/build.go:532
+    wire local_busy; // designs/internal/card/build.go:545
+    wire m_kernel_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_kernel_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_kernel_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire kernel_demux_host_to0; // hdlgen/axis/axis.go:173
     wire kernel_demux_host_ready0; // hdlgen/axis/axis.go:174
     wire kernel_demux_host_to1; // hdlgen/axis/axis.go:173
@@ -484,80 +484,80 @@ module onic_card (
     wire kernel_demux_port_b_to3; // hdlgen/axis/axis.go:173
     wire kernel_demux_port_b_ready3; // hdlgen/axis/axis.go:174
     wire _m_kernel_from_port_b_in_ready_or; // hdlgen/axis/axis.go:175
-    wire _slot0_page_write_ltu; // designs/internal/card/slots.go:132
-    wire slot0_page_write; // designs/internal/card/slots.go:132
-    wire _slot0_page_read_ltu; // designs/internal/card/slots.go:132
-    wire slot0_page_read; // designs/internal/card/slots.go:132
-    wire [12:0] _slot0_kernel_concat_2; // designs/internal/card/slots.go:137
-    wire [12:0] _slot0_kernel_concat; // designs/internal/card/slots.go:137
-    wire slot0_out_ready; // designs/internal/card/slots.go:148
-    wire slot0_irq_ready; // designs/internal/card/slots.go:150
-    wire slot0_kernel_s_tready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s1_tready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_task_closed; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_cpl_valid; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_m_cpl_addr; // designs/internal/card/slots.go:152
-    wire [255:0] slot0_kernel_m_cpl_data; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_irq_valid; // designs/internal/card/slots.go:152
-    wire [511:0] slot0_kernel_m_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_m_tkeep; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_tlast; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_tvalid; // designs/internal/card/slots.go:152
-    wire slot0_to_egress_ready; // designs/internal/card/build.go:142
-    wire _slot1_page_write_ltu; // designs/internal/card/slots.go:132
-    wire slot1_page_write; // designs/internal/card/slots.go:132
-    wire _slot1_page_read_ltu; // designs/internal/card/slots.go:132
-    wire slot1_page_read; // designs/internal/card/slots.go:132
-    wire slot1_out_ready; // designs/internal/card/slots.go:148
-    wire slot1_irq_ready; // designs/internal/card/slots.go:150
-    wire slot1_kernel_s_tready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s1_tready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_task_closed; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_cpl_valid; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_m_cpl_addr; // designs/internal/card/slots.go:152
-    wire [255:0] slot1_kernel_m_cpl_data; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_irq_valid; // designs/internal/card/slots.go:152
-    wire [511:0] slot1_kernel_m_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_m_tkeep; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_tlast; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_tvalid; // designs/internal/card/slots.go:152
-    wire slot1_to_egress_ready; // designs/internal/card/build.go:142
-    wire _slot2_page_write_ltu; // designs/internal/card/slots.go:132
-    wire slot2_page_write; // designs/internal/card/slots.go:132
-    wire _slot2_page_read_ltu; // designs/internal/card/slots.go:132
-    wire slot2_page_read; // designs/internal/card/slots.go:132
-    wire slot2_out_ready; // designs/internal/card/slots.go:148
-    wire slot2_irq_ready; // designs/internal/card/slots.go:150
-    wire slot2_kernel_s_tready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s1_tready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_task_closed; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_cpl_valid; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_m_cpl_addr; // designs/internal/card/slots.go:152
-    wire [255:0] slot2_kernel_m_cpl_data; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_irq_valid; // designs/internal/card/slots.go:152
-    wire [511:0] slot2_kernel_m_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_m_tkeep; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_tlast; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_tvalid; // designs/internal/card/slots.go:152
-    wire slot2_to_egress_ready; // designs/internal/card/build.go:142
-    wire slot3_page_write; // designs/internal/card/slots.go:132
-    wire slot3_page_read; // designs/internal/card/slots.go:132
-    wire slot3_out_ready; // designs/internal/card/slots.go:148
-    wire slot3_irq_ready; // designs/internal/card/slots.go:150
-    wire slot3_kernel_s_tready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s1_tready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_task_closed; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_cpl_valid; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_m_cpl_addr; // designs/internal/card/slots.go:152
-    wire [255:0] slot3_kernel_m_cpl_data; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_irq_valid; // designs/internal/card/slots.go:152
-    wire [511:0] slot3_kernel_m_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_m_tkeep; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_tlast; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_tvalid; // designs/internal/card/slots.go:152
-    wire slot3_to_egress_ready; // designs/internal/card/build.go:142
-    wire no_slot_page_write; // designs/internal/card/slots.go:168
-    wire no_slot_page_read; // designs/internal/card/slots.go:169
+    wire _slot0_page_write_ltu; // designs/internal/card/slots.go:133
+    wire slot0_page_write; // designs/internal/card/slots.go:133
+    wire _slot0_page_read_ltu; // designs/internal/card/slots.go:133
+    wire slot0_page_read; // designs/internal/card/slots.go:133
+    wire [12:0] _slot0_kernel_concat_2; // designs/internal/card/slots.go:138
+    wire [12:0] _slot0_kernel_concat; // designs/internal/card/slots.go:138
+    wire slot0_out_ready; // designs/internal/card/slots.go:149
+    wire slot0_irq_ready; // designs/internal/card/slots.go:151
+    wire slot0_kernel_s_tready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s1_tready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_task_closed; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_cpl_valid; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_m_cpl_addr; // designs/internal/card/slots.go:153
+    wire [255:0] slot0_kernel_m_cpl_data; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_irq_valid; // designs/internal/card/slots.go:153
+    wire [511:0] slot0_kernel_m_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_m_tkeep; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_tlast; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_tvalid; // designs/internal/card/slots.go:153
+    wire slot0_to_egress_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire _slot1_page_write_ltu; // designs/internal/card/slots.go:133
+    wire slot1_page_write; // designs/internal/card/slots.go:133
+    wire _slot1_page_read_ltu; // designs/internal/card/slots.go:133
+    wire slot1_page_read; // designs/internal/card/slots.go:133
+    wire slot1_out_ready; // designs/internal/card/slots.go:149
+    wire slot1_irq_ready; // designs/internal/card/slots.go:151
+    wire slot1_kernel_s_tready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s1_tready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_task_closed; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_cpl_valid; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_m_cpl_addr; // designs/internal/card/slots.go:153
+    wire [255:0] slot1_kernel_m_cpl_data; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_irq_valid; // designs/internal/card/slots.go:153
+    wire [511:0] slot1_kernel_m_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_m_tkeep; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_tlast; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_tvalid; // designs/internal/card/slots.go:153
+    wire slot1_to_egress_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire _slot2_page_write_ltu; // designs/internal/card/slots.go:133
+    wire slot2_page_write; // designs/internal/card/slots.go:133
+    wire _slot2_page_read_ltu; // designs/internal/card/slots.go:133
+    wire slot2_page_read; // designs/internal/card/slots.go:133
+    wire slot2_out_ready; // designs/internal/card/slots.go:149
+    wire slot2_irq_ready; // designs/internal/card/slots.go:151
+    wire slot2_kernel_s_tready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s1_tready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_task_closed; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_cpl_valid; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_m_cpl_addr; // designs/internal/card/slots.go:153
+    wire [255:0] slot2_kernel_m_cpl_data; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_irq_valid; // designs/internal/card/slots.go:153
+    wire [511:0] slot2_kernel_m_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_m_tkeep; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_tlast; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_tvalid; // designs/internal/card/slots.go:153
+    wire slot2_to_egress_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire slot3_page_write; // designs/internal/card/slots.go:133
+    wire slot3_page_read; // designs/internal/card/slots.go:133
+    wire slot3_out_ready; // designs/internal/card/slots.go:149
+    wire slot3_irq_ready; // designs/internal/card/slots.go:151
+    wire slot3_kernel_s_tready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s1_tready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_task_closed; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_cpl_valid; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_m_cpl_addr; // designs/internal/card/slots.go:153
+    wire [255:0] slot3_kernel_m_cpl_data; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_irq_valid; // designs/internal/card/slots.go:153
+    wire [511:0] slot3_kernel_m_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_m_tkeep; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_tlast; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_tvalid; // designs/internal/card/slots.go:153
+    wire slot3_to_egress_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire no_slot_page_write; // designs/internal/card/slots.go:169
+    wire no_slot_page_read; // designs/internal/card/slots.go:170
     wire no_slot_axil_write; // hdlgen/axil/bus.go:67
     wire no_slot_axil_read_idle; // hdlgen/axil/bus.go:69
     wire _regs_m_slot_axil_awready_mux; // hdlgen/axil/bus.go:83
@@ -569,8 +569,8 @@ module onic_card (
     wire _regs_m_slot_axil_rvalid_or; // hdlgen/axil/bus.go:83
     wire [31:0] _regs_m_slot_axil_rdata_or; // hdlgen/axil/bus.go:83
     wire [1:0] _regs_m_slot_axil_rresp_or; // hdlgen/axil/bus.go:83
-    wire m_host_from_port_a_in_ready; // designs/internal/card/build.go:142
-    wire m_host_from_port_b_in_ready; // designs/internal/card/build.go:142
+    wire m_host_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_host_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire to_host_merge_last_is0; // hdlgen/axis/axis.go:215
     wire to_host_merge_last_is1; // hdlgen/axis/axis.go:215
     wire to_host_merge_in0_idle; // hdlgen/axis/axis.go:188
@@ -594,7 +594,7 @@ module onic_card (
     wire to_host_to1; // hdlgen/axis/axis.go:173
     wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:174
     wire to_host_ready1; // hdlgen/axis/axis.go:174
-    wire slot_write_to_host; // designs/internal/card/build.go:721
+    wire slot_write_to_host; // designs/internal/card/build.go:615
     wire rq_merge_last_is0; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is1; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -636,8 +636,8 @@ module onic_card (
     wire rq_tags_slice_load; // hdlgen/axis/axis.go:102
     wire rq_tags_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_tags_slice_park; // hdlgen/axis/axis.go:114
-    wire rq_from_slot; // designs/internal/card/build.go:736
-    wire m_cpl_from_manager_ready; // designs/internal/card/build.go:142
+    wire rq_from_slot; // designs/internal/card/build.go:630
+    wire m_cpl_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -653,13 +653,13 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // designs/internal/card/build.go:759
-    wire [1:0] np_credit; // designs/internal/card/build.go:760
-    wire port_b_link_changed; // designs/internal/card/build.go:882
-    wire port_a_link_changed; // designs/internal/card/build.go:882
-    wire m_port_a_from_manager_ready; // designs/internal/card/build.go:142
-    wire m_port_a_from_port_a_in_ready; // designs/internal/card/build.go:142
-    wire m_port_a_from_port_b_in_ready; // designs/internal/card/build.go:142
+    wire np_room; // designs/internal/card/build.go:653
+    wire [1:0] np_credit; // designs/internal/card/build.go:654
+    wire port_b_link_changed; // designs/internal/card/build.go:776
+    wire port_a_link_changed; // designs/internal/card/build.go:776
+    wire m_port_a_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_port_a_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_port_a_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire port_a_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_a_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -676,21 +676,21 @@ module onic_card (
     wire [657:0] port_a_egress_data; // hdlgen/axis/axis.go:227
     wire port_a_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_a_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_a_hold_slice_skid_need_sub; // designs/internal/card/build.go:228
-    wire [10:0] _port_a_hold_slice_skid_need_mux; // designs/internal/card/build.go:229
+    wire [10:0] _port_a_hold_slice_skid_need_sub; // designs/internal/card/build.go:122
+    wire [10:0] _port_a_hold_slice_skid_need_mux; // designs/internal/card/build.go:123
     wire port_a_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_a_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_a_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_a_hold_room; // designs/internal/card/build.go:234
-    wire port_a_hold_drop; // designs/internal/card/build.go:235
-    wire port_a_hold_kept_ready; // designs/internal/card/build.go:235
-    wire _port_a_hold_slice_out_ready_or; // designs/internal/card/build.go:235
-    wire port_a_hold_fits; // designs/internal/card/build.go:243
-    wire _port_a_hold_push_and; // designs/internal/card/build.go:245
-    wire port_a_hold_in_ready; // designs/internal/card/build.go:246
-    wire [657:0] _port_a_hold_bypass_data_concat; // designs/internal/card/build.go:81
+    wire port_a_hold_room; // designs/internal/card/build.go:128
+    wire port_a_hold_drop; // designs/internal/card/build.go:129
+    wire port_a_hold_kept_ready; // designs/internal/card/build.go:129
+    wire _port_a_hold_slice_out_ready_or; // designs/internal/card/build.go:129
+    wire port_a_hold_fits; // designs/internal/card/build.go:137
+    wire _port_a_hold_push_and; // designs/internal/card/build.go:139
+    wire port_a_hold_in_ready; // designs/internal/card/build.go:140
+    wire [657:0] _port_a_hold_bypass_data_concat; // designs/internal/tlpbus/tlpbus.go:36
     wire port_a_hold_empty; // hdlgen/axis/axis.go:140
     wire port_a_hold_full; // hdlgen/axis/axis.go:141
     wire port_a_hold_not_full; // hdlgen/axis/axis.go:142
@@ -700,22 +700,22 @@ module onic_card (
     wire port_a_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_a_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_a_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_a_hold_open; // designs/internal/card/build.go:255
-    wire _port_a_to_tags_valid_and; // designs/internal/card/build.go:257
-    wire port_a_to_link_ready; // designs/internal/card/build.go:258
-    wire _port_a_hold_free_and; // designs/internal/card/build.go:260
-    wire _port_a_hold_mid_and; // designs/internal/card/build.go:261
-    wire port_a_hold_half_free; // designs/internal/card/build.go:267
-    wire port_a_egress_waiting; // designs/internal/card/build.go:792
-    wire port_a_egress_stuck; // designs/internal/card/build.go:792
-    wire port_a_slow_window_end; // designs/internal/card/build.go:792
-    wire port_a_egress_started; // designs/internal/card/build.go:792
-    wire [6:0] _port_a_slow_moved_zext; // designs/internal/card/build.go:792
-    wire port_a_egress_slow; // designs/internal/card/build.go:792
-    wire port_a_egress_stall; // designs/internal/card/build.go:792
-    wire m_port_b_from_manager_ready; // designs/internal/card/build.go:142
-    wire m_port_b_from_port_a_in_ready; // designs/internal/card/build.go:142
-    wire m_port_b_from_port_b_in_ready; // designs/internal/card/build.go:142
+    wire port_a_hold_open; // designs/internal/card/build.go:149
+    wire _port_a_to_tags_valid_and; // designs/internal/card/build.go:151
+    wire port_a_to_link_ready; // designs/internal/card/build.go:152
+    wire _port_a_hold_free_and; // designs/internal/card/build.go:154
+    wire _port_a_hold_mid_and; // designs/internal/card/build.go:155
+    wire port_a_hold_half_free; // designs/internal/card/build.go:161
+    wire port_a_egress_waiting; // designs/internal/card/build.go:686
+    wire port_a_egress_stuck; // designs/internal/card/build.go:686
+    wire port_a_slow_window_end; // designs/internal/card/build.go:686
+    wire port_a_egress_started; // designs/internal/card/build.go:686
+    wire [6:0] _port_a_slow_moved_zext; // designs/internal/card/build.go:686
+    wire port_a_egress_slow; // designs/internal/card/build.go:686
+    wire port_a_egress_stall; // designs/internal/card/build.go:686
+    wire m_port_b_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_port_b_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
+    wire m_port_b_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire port_b_egress_last_is0; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is1; // hdlgen/axis/axis.go:215
     wire port_b_egress_last_is2; // hdlgen/axis/axis.go:215
@@ -732,21 +732,21 @@ module onic_card (
     wire [657:0] port_b_egress_data; // hdlgen/axis/axis.go:227
     wire port_b_egress_out_ready; // hdlgen/axis/axis.go:382
     wire _port_b_egress_busy_and; // hdlgen/axis/axis.go:388
-    wire [10:0] _port_b_hold_slice_skid_need_sub; // designs/internal/card/build.go:228
-    wire [10:0] _port_b_hold_slice_skid_need_mux; // designs/internal/card/build.go:229
+    wire [10:0] _port_b_hold_slice_skid_need_sub; // designs/internal/card/build.go:122
+    wire [10:0] _port_b_hold_slice_skid_need_mux; // designs/internal/card/build.go:123
     wire port_b_hold_slice_out_ready; // hdlgen/axis/axis.go:92
     wire port_b_hold_slice_skid_empty; // hdlgen/axis/axis.go:99
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:102
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:103
     wire port_b_hold_slice_park; // hdlgen/axis/axis.go:114
-    wire port_b_hold_room; // designs/internal/card/build.go:234
-    wire port_b_hold_drop; // designs/internal/card/build.go:235
-    wire port_b_hold_kept_ready; // designs/internal/card/build.go:235
-    wire _port_b_hold_slice_out_ready_or; // designs/internal/card/build.go:235
-    wire port_b_hold_fits; // designs/internal/card/build.go:243
-    wire _port_b_hold_push_and; // designs/internal/card/build.go:245
-    wire port_b_hold_in_ready; // designs/internal/card/build.go:246
-    wire [657:0] _port_b_hold_bypass_data_concat; // designs/internal/card/build.go:81
+    wire port_b_hold_room; // designs/internal/card/build.go:128
+    wire port_b_hold_drop; // designs/internal/card/build.go:129
+    wire port_b_hold_kept_ready; // designs/internal/card/build.go:129
+    wire _port_b_hold_slice_out_ready_or; // designs/internal/card/build.go:129
+    wire port_b_hold_fits; // designs/internal/card/build.go:137
+    wire _port_b_hold_push_and; // designs/internal/card/build.go:139
+    wire port_b_hold_in_ready; // designs/internal/card/build.go:140
+    wire [657:0] _port_b_hold_bypass_data_concat; // designs/internal/tlpbus/tlpbus.go:36
     wire port_b_hold_empty; // hdlgen/axis/axis.go:140
     wire port_b_hold_full; // hdlgen/axis/axis.go:141
     wire port_b_hold_not_full; // hdlgen/axis/axis.go:142
@@ -756,523 +756,523 @@ module onic_card (
     wire port_b_hold_pop; // hdlgen/axis/axis.go:147
     wire [10:0] port_b_hold_rptr_next; // hdlgen/axis/axis.go:153
     wire [657:0] port_b_hold_out_data; // hdlgen/axis/axis.go:161
-    wire port_b_hold_open; // designs/internal/card/build.go:255
-    wire _port_b_to_tags_valid_and; // designs/internal/card/build.go:257
-    wire port_b_to_link_ready; // designs/internal/card/build.go:258
-    wire _port_b_hold_free_and; // designs/internal/card/build.go:260
-    wire _port_b_hold_mid_and; // designs/internal/card/build.go:261
-    wire port_b_hold_half_free; // designs/internal/card/build.go:267
-    wire port_b_egress_waiting; // designs/internal/card/build.go:792
-    wire port_b_egress_stuck; // designs/internal/card/build.go:792
-    wire port_b_slow_window_end; // designs/internal/card/build.go:792
-    wire port_b_egress_started; // designs/internal/card/build.go:792
-    wire [6:0] _port_b_slow_moved_zext; // designs/internal/card/build.go:792
-    wire port_b_egress_slow; // designs/internal/card/build.go:792
-    wire port_b_egress_stall; // designs/internal/card/build.go:792
-    wire [3:0] ctr_index_lo; // designs/internal/card/build.go:829
-    wire _ctr_group0_eq_16; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_15; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_14; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_13; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_12; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_11; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_10; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_9; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_8; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_7; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_6; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_5; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_4; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_3; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq_2; // designs/internal/card/build.go:837
-    wire _ctr_group0_eq; // designs/internal/card/build.go:837
-    wire [31:0] _ctr_group0_or_4; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group0_or_3; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group0_or_2; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group0_or; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group1_or_4; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group1_or_3; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group1_or_2; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group1_or; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group2_or_4; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group2_or_3; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group2_or_2; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group2_or; // designs/internal/card/build.go:841
-    wire [31:0] _ctr_group3_or; // designs/internal/card/build.go:841
-    wire [31:0] ctr_value; // designs/internal/card/build.go:845
-    wire cq_m_axis_cq_tready; // designs/internal/card/build.go:403
-    wire [127:0] cq_tlp_hdr; // designs/internal/card/build.go:403
-    wire [1:0] cq_tlp_func; // designs/internal/card/build.go:403
-    wire [2:0] cq_tlp_bar; // designs/internal/card/build.go:403
-    wire [511:0] cq_tlp_data; // designs/internal/card/build.go:403
-    wire [15:0] cq_tlp_keep; // designs/internal/card/build.go:403
-    wire cq_tlp_sop; // designs/internal/card/build.go:403
-    wire cq_tlp_eop; // designs/internal/card/build.go:403
-    wire cq_tlp_valid; // designs/internal/card/build.go:403
-    wire rc_m_axis_rc_tready; // designs/internal/card/build.go:409
-    wire [95:0] rc_tlp_hdr; // designs/internal/card/build.go:409
-    wire [3:0] rc_tlp_error; // designs/internal/card/build.go:409
-    wire rc_tlp_done; // designs/internal/card/build.go:409
-    wire [511:0] rc_tlp_data; // designs/internal/card/build.go:409
-    wire [15:0] rc_tlp_keep; // designs/internal/card/build.go:409
-    wire rc_tlp_sop; // designs/internal/card/build.go:409
-    wire rc_tlp_eop; // designs/internal/card/build.go:409
-    wire rc_tlp_valid; // designs/internal/card/build.go:409
-    wire tags_req_ready; // designs/internal/card/build.go:431
-    wire [31:0] tags_np_overflows; // designs/internal/card/build.go:431
-    wire tags_rq_valid; // designs/internal/card/build.go:431
-    wire [127:0] tags_rq_hdr; // designs/internal/card/build.go:431
-    wire [511:0] tags_rq_data; // designs/internal/card/build.go:431
-    wire [15:0] tags_rq_keep; // designs/internal/card/build.go:431
-    wire tags_rq_sop; // designs/internal/card/build.go:431
-    wire tags_rq_eop; // designs/internal/card/build.go:431
-    wire [1:0] tags_rq_port; // designs/internal/card/build.go:431
-    wire tags_rc_ready; // designs/internal/card/build.go:431
-    wire [95:0] tags_cpl_hdr; // designs/internal/card/build.go:431
-    wire [1:0] tags_cpl_port; // designs/internal/card/build.go:431
-    wire [511:0] tags_cpl_data; // designs/internal/card/build.go:431
-    wire [15:0] tags_cpl_keep; // designs/internal/card/build.go:431
-    wire tags_cpl_sop; // designs/internal/card/build.go:431
-    wire tags_cpl_eop; // designs/internal/card/build.go:431
-    wire tags_cpl_valid; // designs/internal/card/build.go:431
-    wire port_a_in_s_port_a_tlp_ready; // designs/internal/card/build.go:500
-    wire port_a_in_s_port_b_tlp_ready; // designs/internal/card/build.go:500
-    wire [127:0] port_a_in_m_host_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_a_in_m_host_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_a_in_m_host_tlp_keep; // designs/internal/card/build.go:500
-    wire port_a_in_m_host_tlp_sop; // designs/internal/card/build.go:500
-    wire port_a_in_m_host_tlp_eop; // designs/internal/card/build.go:500
-    wire port_a_in_m_host_tlp_valid; // designs/internal/card/build.go:500
-    wire port_a_in_m_kernel_from_b; // designs/internal/card/build.go:500
-    wire [7:0] port_a_in_m_kernel_slot; // designs/internal/card/build.go:500
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_a_in_m_kernel_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // designs/internal/card/build.go:500
-    wire port_a_in_m_kernel_tlp_sop; // designs/internal/card/build.go:500
-    wire port_a_in_m_kernel_tlp_eop; // designs/internal/card/build.go:500
-    wire port_a_in_m_kernel_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_a_in_m_local_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_a_in_m_local_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_a_in_m_local_tlp_keep; // designs/internal/card/build.go:500
-    wire port_a_in_m_local_tlp_sop; // designs/internal/card/build.go:500
-    wire port_a_in_m_local_tlp_eop; // designs/internal/card/build.go:500
-    wire port_a_in_m_local_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_a_in_m_port_a_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_a_tlp_sop; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_a_tlp_eop; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_a_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_a_in_m_port_b_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_b_tlp_sop; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_b_tlp_eop; // designs/internal/card/build.go:500
-    wire port_a_in_m_port_b_tlp_valid; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_ok_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_not_for_us_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_window_miss_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_mapping_disabled_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_port_down_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_no_proxy_id_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_unexpected_completion_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_unsupported_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_relay_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_msix_address_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_malformed_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_no_domain_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_no_range_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_read_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_write_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_egress_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_a_in_deny_source_invalid_total; // designs/internal/card/build.go:500
-    wire port_b_in_s_port_a_tlp_ready; // designs/internal/card/build.go:500
-    wire port_b_in_s_port_b_tlp_ready; // designs/internal/card/build.go:500
-    wire [127:0] port_b_in_m_host_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_b_in_m_host_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_b_in_m_host_tlp_keep; // designs/internal/card/build.go:500
-    wire port_b_in_m_host_tlp_sop; // designs/internal/card/build.go:500
-    wire port_b_in_m_host_tlp_eop; // designs/internal/card/build.go:500
-    wire port_b_in_m_host_tlp_valid; // designs/internal/card/build.go:500
-    wire port_b_in_m_kernel_from_b; // designs/internal/card/build.go:500
-    wire [7:0] port_b_in_m_kernel_slot; // designs/internal/card/build.go:500
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_b_in_m_kernel_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // designs/internal/card/build.go:500
-    wire port_b_in_m_kernel_tlp_sop; // designs/internal/card/build.go:500
-    wire port_b_in_m_kernel_tlp_eop; // designs/internal/card/build.go:500
-    wire port_b_in_m_kernel_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_b_in_m_local_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_b_in_m_local_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_b_in_m_local_tlp_keep; // designs/internal/card/build.go:500
-    wire port_b_in_m_local_tlp_sop; // designs/internal/card/build.go:500
-    wire port_b_in_m_local_tlp_eop; // designs/internal/card/build.go:500
-    wire port_b_in_m_local_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_b_in_m_port_a_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_a_tlp_sop; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_a_tlp_eop; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_a_tlp_valid; // designs/internal/card/build.go:500
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:500
-    wire [511:0] port_b_in_m_port_b_tlp_data; // designs/internal/card/build.go:500
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_b_tlp_sop; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_b_tlp_eop; // designs/internal/card/build.go:500
-    wire port_b_in_m_port_b_tlp_valid; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_ok_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_not_for_us_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_window_miss_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_mapping_disabled_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_port_down_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_no_proxy_id_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_unexpected_completion_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_unsupported_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_relay_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_msix_address_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_malformed_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_no_domain_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_no_range_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_read_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_write_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_egress_denied_total; // designs/internal/card/build.go:500
-    wire [31:0] port_b_in_deny_source_invalid_total; // designs/internal/card/build.go:500
-    wire port_a_tags_s_tlp_ready; // designs/internal/card/build.go:517
-    wire port_a_tags_np_room; // designs/internal/card/build.go:517
-    wire port_a_tags_m_tlp_valid; // designs/internal/card/build.go:517
-    wire [127:0] port_a_tags_m_tlp_hdr; // designs/internal/card/build.go:517
-    wire [511:0] port_a_tags_m_tlp_data; // designs/internal/card/build.go:517
-    wire [15:0] port_a_tags_m_tlp_keep; // designs/internal/card/build.go:517
-    wire port_a_tags_m_tlp_sop; // designs/internal/card/build.go:517
-    wire port_a_tags_m_tlp_eop; // designs/internal/card/build.go:517
-    wire port_a_tags_s_rx_ready; // designs/internal/card/build.go:517
-    wire port_a_tags_m_rx_valid; // designs/internal/card/build.go:517
-    wire [127:0] port_a_tags_m_rx_hdr; // designs/internal/card/build.go:517
-    wire [511:0] port_a_tags_m_rx_data; // designs/internal/card/build.go:517
-    wire [15:0] port_a_tags_m_rx_keep; // designs/internal/card/build.go:517
-    wire port_a_tags_m_rx_sop; // designs/internal/card/build.go:517
-    wire port_a_tags_m_rx_eop; // designs/internal/card/build.go:517
-    wire [31:0] port_a_tags_unexpected; // designs/internal/card/build.go:517
-    wire port_b_tags_s_tlp_ready; // designs/internal/card/build.go:517
-    wire port_b_tags_np_room; // designs/internal/card/build.go:517
-    wire port_b_tags_m_tlp_valid; // designs/internal/card/build.go:517
-    wire [127:0] port_b_tags_m_tlp_hdr; // designs/internal/card/build.go:517
-    wire [511:0] port_b_tags_m_tlp_data; // designs/internal/card/build.go:517
-    wire [15:0] port_b_tags_m_tlp_keep; // designs/internal/card/build.go:517
-    wire port_b_tags_m_tlp_sop; // designs/internal/card/build.go:517
-    wire port_b_tags_m_tlp_eop; // designs/internal/card/build.go:517
-    wire port_b_tags_s_rx_ready; // designs/internal/card/build.go:517
-    wire port_b_tags_m_rx_valid; // designs/internal/card/build.go:517
-    wire [127:0] port_b_tags_m_rx_hdr; // designs/internal/card/build.go:517
-    wire [511:0] port_b_tags_m_rx_data; // designs/internal/card/build.go:517
-    wire [15:0] port_b_tags_m_rx_keep; // designs/internal/card/build.go:517
-    wire port_b_tags_m_rx_sop; // designs/internal/card/build.go:517
-    wire port_b_tags_m_rx_eop; // designs/internal/card/build.go:517
-    wire [31:0] port_b_tags_unexpected; // designs/internal/card/build.go:517
-    wire manager_s_axil_awready; // designs/internal/card/build.go:590
-    wire manager_s_axil_wready; // designs/internal/card/build.go:590
-    wire manager_s_axil_bvalid; // designs/internal/card/build.go:590
-    wire [1:0] manager_s_axil_bresp; // designs/internal/card/build.go:590
-    wire manager_s_host_tlp_ready; // designs/internal/card/build.go:590
-    wire [127:0] manager_m_port_a_tlp_hdr; // designs/internal/card/build.go:590
-    wire [511:0] manager_m_port_a_tlp_data; // designs/internal/card/build.go:590
-    wire [15:0] manager_m_port_a_tlp_keep; // designs/internal/card/build.go:590
-    wire manager_m_port_a_tlp_sop; // designs/internal/card/build.go:590
-    wire manager_m_port_a_tlp_eop; // designs/internal/card/build.go:590
-    wire manager_m_port_a_tlp_valid; // designs/internal/card/build.go:590
-    wire [127:0] manager_m_port_b_tlp_hdr; // designs/internal/card/build.go:590
-    wire [511:0] manager_m_port_b_tlp_data; // designs/internal/card/build.go:590
-    wire [15:0] manager_m_port_b_tlp_keep; // designs/internal/card/build.go:590
-    wire manager_m_port_b_tlp_sop; // designs/internal/card/build.go:590
-    wire manager_m_port_b_tlp_eop; // designs/internal/card/build.go:590
-    wire manager_m_port_b_tlp_valid; // designs/internal/card/build.go:590
-    wire [7:0] manager_m_kernel_slot; // designs/internal/card/build.go:590
-    wire [127:0] manager_m_kernel_tlp_hdr; // designs/internal/card/build.go:590
-    wire [511:0] manager_m_kernel_tlp_data; // designs/internal/card/build.go:590
-    wire [15:0] manager_m_kernel_tlp_keep; // designs/internal/card/build.go:590
-    wire manager_m_kernel_tlp_sop; // designs/internal/card/build.go:590
-    wire manager_m_kernel_tlp_eop; // designs/internal/card/build.go:590
-    wire manager_m_kernel_tlp_valid; // designs/internal/card/build.go:590
-    wire [127:0] manager_m_local_tlp_hdr; // designs/internal/card/build.go:590
-    wire [511:0] manager_m_local_tlp_data; // designs/internal/card/build.go:590
-    wire [15:0] manager_m_local_tlp_keep; // designs/internal/card/build.go:590
-    wire manager_m_local_tlp_sop; // designs/internal/card/build.go:590
-    wire manager_m_local_tlp_eop; // designs/internal/card/build.go:590
-    wire manager_m_local_tlp_valid; // designs/internal/card/build.go:590
-    wire [95:0] manager_m_cpl_tlp_hdr; // designs/internal/card/build.go:590
-    wire manager_m_cpl_tlp_valid; // designs/internal/card/build.go:590
-    wire manager_host_busy; // designs/internal/card/build.go:590
-    wire manager_s_axil_arready; // designs/internal/card/build.go:590
-    wire manager_s_axil_rvalid; // designs/internal/card/build.go:590
-    wire [31:0] manager_s_axil_rdata; // designs/internal/card/build.go:590
-    wire [1:0] manager_s_axil_rresp; // designs/internal/card/build.go:590
-    wire regs_busy; // designs/internal/card/build.go:644
-    wire [11:0] regs_m_axil_awaddr; // designs/internal/card/build.go:644
-    wire regs_m_axil_awvalid; // designs/internal/card/build.go:644
-    wire [31:0] regs_m_axil_wdata; // designs/internal/card/build.go:644
-    wire [3:0] regs_m_axil_wstrb; // designs/internal/card/build.go:644
-    wire regs_m_axil_wvalid; // designs/internal/card/build.go:644
-    wire regs_m_axil_bready; // designs/internal/card/build.go:644
-    wire [11:0] regs_m_axil_araddr; // designs/internal/card/build.go:644
-    wire regs_m_axil_arvalid; // designs/internal/card/build.go:644
-    wire regs_m_axil_rready; // designs/internal/card/build.go:644
-    wire [15:0] regs_m_slot_axil_awaddr; // designs/internal/card/build.go:644
-    wire regs_m_slot_axil_awvalid; // designs/internal/card/build.go:644
-    wire [31:0] regs_m_slot_axil_wdata; // designs/internal/card/build.go:644
-    wire [3:0] regs_m_slot_axil_wstrb; // designs/internal/card/build.go:644
-    wire regs_m_slot_axil_wvalid; // designs/internal/card/build.go:644
-    wire regs_m_slot_axil_bready; // designs/internal/card/build.go:644
-    wire [15:0] regs_m_slot_axil_araddr; // designs/internal/card/build.go:644
-    wire regs_m_slot_axil_arvalid; // designs/internal/card/build.go:644
-    wire regs_m_slot_axil_rready; // designs/internal/card/build.go:644
-    wire [31:0] regs_msix_rd_data; // designs/internal/card/build.go:644
-    wire [63:0] regs_msix_masked; // designs/internal/card/build.go:644
-    wire [9:0] regs_ctr_index; // designs/internal/card/build.go:644
-    wire [95:0] regs_m_cpl_tlp_hdr; // designs/internal/card/build.go:644
-    wire [511:0] regs_m_cpl_tlp_data; // designs/internal/card/build.go:644
-    wire [15:0] regs_m_cpl_tlp_keep; // designs/internal/card/build.go:644
-    wire regs_m_cpl_tlp_sop; // designs/internal/card/build.go:644
-    wire regs_m_cpl_tlp_eop; // designs/internal/card/build.go:644
-    wire regs_m_cpl_tlp_valid; // designs/internal/card/build.go:644
-    wire regs_s_tlp_ready; // designs/internal/card/build.go:644
-    wire slot0_s_host_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot0_s_port_a_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot0_s_port_b_tlp_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot0_drop_not_write_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot0_drop_closed_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot0_drop_no_proxy_2; // designs/internal/card/slots.go:152
-    wire [511:0] slot0_kernel_s_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_s_tkeep; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_tlast; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_tvalid; // designs/internal/card/slots.go:152
-    wire [511:0] slot0_kernel_s1_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_s1_tkeep; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s1_tlast; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s1_tvalid; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_tready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_cpl_ready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_irq_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot0_out_malformed_2; // designs/internal/card/slots.go:152
-    wire [127:0] slot0_m_tlp_hdr; // designs/internal/card/slots.go:152
-    wire [511:0] slot0_m_tlp_data; // designs/internal/card/slots.go:152
-    wire [15:0] slot0_m_tlp_keep; // designs/internal/card/slots.go:152
-    wire slot0_m_tlp_sop; // designs/internal/card/slots.go:152
-    wire slot0_m_tlp_eop; // designs/internal/card/slots.go:152
-    wire slot0_m_tlp_valid; // designs/internal/card/slots.go:152
-    wire slot0_irq_valid; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_tready_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s1_tready_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_task_closed_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:152
-    wire [255:0] slot0_kernel_m_cpl_data_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_irq_valid_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_axil_awready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_axil_wready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_axil_bvalid; // designs/internal/card/slots.go:152
-    wire [1:0] slot0_kernel_s_axil_bresp; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_axil_arready; // designs/internal/card/slots.go:152
-    wire slot0_kernel_s_axil_rvalid; // designs/internal/card/slots.go:152
-    wire [31:0] slot0_kernel_s_axil_rdata; // designs/internal/card/slots.go:152
-    wire [1:0] slot0_kernel_s_axil_rresp; // designs/internal/card/slots.go:152
-    wire [511:0] slot0_kernel_m_tdata_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot0_kernel_m_tkeep_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_tlast_2; // designs/internal/card/slots.go:152
-    wire slot0_kernel_m_tvalid_2; // designs/internal/card/slots.go:152
-    wire slot1_s_host_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot1_s_port_a_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot1_s_port_b_tlp_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot1_drop_not_write_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot1_drop_closed_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot1_drop_no_proxy_2; // designs/internal/card/slots.go:152
-    wire [511:0] slot1_kernel_s_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_s_tkeep; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_tlast; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_tvalid; // designs/internal/card/slots.go:152
-    wire [511:0] slot1_kernel_s1_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_s1_tkeep; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s1_tlast; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s1_tvalid; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_tready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_cpl_ready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_irq_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot1_out_malformed_2; // designs/internal/card/slots.go:152
-    wire [127:0] slot1_m_tlp_hdr; // designs/internal/card/slots.go:152
-    wire [511:0] slot1_m_tlp_data; // designs/internal/card/slots.go:152
-    wire [15:0] slot1_m_tlp_keep; // designs/internal/card/slots.go:152
-    wire slot1_m_tlp_sop; // designs/internal/card/slots.go:152
-    wire slot1_m_tlp_eop; // designs/internal/card/slots.go:152
-    wire slot1_m_tlp_valid; // designs/internal/card/slots.go:152
-    wire slot1_irq_valid; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_tready_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s1_tready_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_task_closed_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:152
-    wire [255:0] slot1_kernel_m_cpl_data_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_irq_valid_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_axil_awready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_axil_wready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_axil_bvalid; // designs/internal/card/slots.go:152
-    wire [1:0] slot1_kernel_s_axil_bresp; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_axil_arready; // designs/internal/card/slots.go:152
-    wire slot1_kernel_s_axil_rvalid; // designs/internal/card/slots.go:152
-    wire [31:0] slot1_kernel_s_axil_rdata; // designs/internal/card/slots.go:152
-    wire [1:0] slot1_kernel_s_axil_rresp; // designs/internal/card/slots.go:152
-    wire [511:0] slot1_kernel_m_tdata_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot1_kernel_m_tkeep_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_tlast_2; // designs/internal/card/slots.go:152
-    wire slot1_kernel_m_tvalid_2; // designs/internal/card/slots.go:152
-    wire slot2_s_host_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot2_s_port_a_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot2_s_port_b_tlp_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot2_drop_not_write_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot2_drop_closed_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot2_drop_no_proxy_2; // designs/internal/card/slots.go:152
-    wire [511:0] slot2_kernel_s_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_s_tkeep; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_tlast; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_tvalid; // designs/internal/card/slots.go:152
-    wire [511:0] slot2_kernel_s1_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_s1_tkeep; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s1_tlast; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s1_tvalid; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_tready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_cpl_ready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_irq_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot2_out_malformed_2; // designs/internal/card/slots.go:152
-    wire [127:0] slot2_m_tlp_hdr; // designs/internal/card/slots.go:152
-    wire [511:0] slot2_m_tlp_data; // designs/internal/card/slots.go:152
-    wire [15:0] slot2_m_tlp_keep; // designs/internal/card/slots.go:152
-    wire slot2_m_tlp_sop; // designs/internal/card/slots.go:152
-    wire slot2_m_tlp_eop; // designs/internal/card/slots.go:152
-    wire slot2_m_tlp_valid; // designs/internal/card/slots.go:152
-    wire slot2_irq_valid; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_tready_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s1_tready_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_task_closed_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:152
-    wire [255:0] slot2_kernel_m_cpl_data_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_irq_valid_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_axil_awready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_axil_wready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_axil_bvalid; // designs/internal/card/slots.go:152
-    wire [1:0] slot2_kernel_s_axil_bresp; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_axil_arready; // designs/internal/card/slots.go:152
-    wire slot2_kernel_s_axil_rvalid; // designs/internal/card/slots.go:152
-    wire [31:0] slot2_kernel_s_axil_rdata; // designs/internal/card/slots.go:152
-    wire [1:0] slot2_kernel_s_axil_rresp; // designs/internal/card/slots.go:152
-    wire [511:0] slot2_kernel_m_tdata_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot2_kernel_m_tkeep_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_tlast_2; // designs/internal/card/slots.go:152
-    wire slot2_kernel_m_tvalid_2; // designs/internal/card/slots.go:152
-    wire slot3_s_host_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot3_s_port_a_tlp_ready; // designs/internal/card/slots.go:152
-    wire slot3_s_port_b_tlp_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot3_drop_not_write_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot3_drop_closed_2; // designs/internal/card/slots.go:152
-    wire [31:0] slot3_drop_no_proxy_2; // designs/internal/card/slots.go:152
-    wire [511:0] slot3_kernel_s_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_s_tkeep; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_tlast; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_tvalid; // designs/internal/card/slots.go:152
-    wire [511:0] slot3_kernel_s1_tdata; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_s1_tkeep; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s1_tlast; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s1_tvalid; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_tready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_cpl_ready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_irq_ready; // designs/internal/card/slots.go:152
-    wire [31:0] slot3_out_malformed_2; // designs/internal/card/slots.go:152
-    wire [127:0] slot3_m_tlp_hdr; // designs/internal/card/slots.go:152
-    wire [511:0] slot3_m_tlp_data; // designs/internal/card/slots.go:152
-    wire [15:0] slot3_m_tlp_keep; // designs/internal/card/slots.go:152
-    wire slot3_m_tlp_sop; // designs/internal/card/slots.go:152
-    wire slot3_m_tlp_eop; // designs/internal/card/slots.go:152
-    wire slot3_m_tlp_valid; // designs/internal/card/slots.go:152
-    wire slot3_irq_valid; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_tready_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s1_tready_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_task_closed_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:152
-    wire [255:0] slot3_kernel_m_cpl_data_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_irq_valid_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_axil_awready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_axil_wready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_axil_bvalid; // designs/internal/card/slots.go:152
-    wire [1:0] slot3_kernel_s_axil_bresp; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_axil_arready; // designs/internal/card/slots.go:152
-    wire slot3_kernel_s_axil_rvalid; // designs/internal/card/slots.go:152
-    wire [31:0] slot3_kernel_s_axil_rdata; // designs/internal/card/slots.go:152
-    wire [1:0] slot3_kernel_s_axil_rresp; // designs/internal/card/slots.go:152
-    wire [511:0] slot3_kernel_m_tdata_2; // designs/internal/card/slots.go:152
-    wire [63:0] slot3_kernel_m_tkeep_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_tlast_2; // designs/internal/card/slots.go:152
-    wire slot3_kernel_m_tvalid_2; // designs/internal/card/slots.go:152
-    wire rq_tlp_ready; // designs/internal/card/build.go:740
-    wire [511:0] rq_s_axis_rq_tdata; // designs/internal/card/build.go:740
-    wire [15:0] rq_s_axis_rq_tkeep; // designs/internal/card/build.go:740
-    wire rq_s_axis_rq_tlast; // designs/internal/card/build.go:740
-    wire [136:0] rq_s_axis_rq_tuser; // designs/internal/card/build.go:740
-    wire rq_s_axis_rq_tvalid; // designs/internal/card/build.go:740
-    wire cc_tlp_ready; // designs/internal/card/build.go:751
-    wire [511:0] cc_s_axis_cc_tdata; // designs/internal/card/build.go:751
-    wire [15:0] cc_s_axis_cc_tkeep; // designs/internal/card/build.go:751
-    wire cc_s_axis_cc_tlast; // designs/internal/card/build.go:751
-    wire [80:0] cc_s_axis_cc_tuser; // designs/internal/card/build.go:751
-    wire cc_s_axis_cc_tvalid; // designs/internal/card/build.go:751
-    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:889
-    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:889
-    wire msix_table_rd_en; // designs/internal/card/build.go:889
-    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:889
-    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:889
-    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:889
-    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:889
-    wire [63:0] msix_pending_2; // designs/internal/card/build.go:889
-    wire [31:0] msix_sent_2; // designs/internal/card/build.go:889
-    wire [31:0] msix_failed_2; // designs/internal/card/build.go:889
-    wire [31:0] cfg_ext_cfg_ext_read_data; // designs/internal/card/build.go:771
-    wire cfg_ext_cfg_ext_read_data_valid; // designs/internal/card/build.go:771
-    wire [1:0] port_a_link_state_2; // designs/internal/card/build.go:807
-    wire port_a_link_s_tlp_ready; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_replays; // designs/internal/card/build.go:807
-    wire [511:0] port_a_link_tx_data; // designs/internal/card/build.go:807
-    wire port_a_link_tx_ctl; // designs/internal/card/build.go:807
-    wire port_a_link_tx_valid; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_lost; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_stalls; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_crc_errors; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_naks; // designs/internal/card/build.go:807
-    wire [31:0] port_a_link_malformed; // designs/internal/card/build.go:807
-    wire [127:0] port_a_link_m_tlp_hdr; // designs/internal/card/build.go:807
-    wire [511:0] port_a_link_m_tlp_data; // designs/internal/card/build.go:807
-    wire [15:0] port_a_link_m_tlp_keep; // designs/internal/card/build.go:807
-    wire port_a_link_m_tlp_sop; // designs/internal/card/build.go:807
-    wire port_a_link_m_tlp_eop; // designs/internal/card/build.go:807
-    wire port_a_link_m_tlp_valid; // designs/internal/card/build.go:807
-    wire [1:0] port_b_link_state_2; // designs/internal/card/build.go:807
-    wire port_b_link_s_tlp_ready; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_replays; // designs/internal/card/build.go:807
-    wire [511:0] port_b_link_tx_data; // designs/internal/card/build.go:807
-    wire port_b_link_tx_ctl; // designs/internal/card/build.go:807
-    wire port_b_link_tx_valid; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_lost; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_stalls; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_crc_errors; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_naks; // designs/internal/card/build.go:807
-    wire [31:0] port_b_link_malformed; // designs/internal/card/build.go:807
-    wire [127:0] port_b_link_m_tlp_hdr; // designs/internal/card/build.go:807
-    wire [511:0] port_b_link_m_tlp_data; // designs/internal/card/build.go:807
-    wire [15:0] port_b_link_m_tlp_keep; // designs/internal/card/build.go:807
-    wire port_b_link_m_tlp_sop; // designs/internal/card/build.go:807
-    wire port_b_link_m_tlp_eop; // designs/internal/card/build.go:807
-    wire port_b_link_m_tlp_valid; // designs/internal/card/build.go:807
+    wire port_b_hold_open; // designs/internal/card/build.go:149
+    wire _port_b_to_tags_valid_and; // designs/internal/card/build.go:151
+    wire port_b_to_link_ready; // designs/internal/card/build.go:152
+    wire _port_b_hold_free_and; // designs/internal/card/build.go:154
+    wire _port_b_hold_mid_and; // designs/internal/card/build.go:155
+    wire port_b_hold_half_free; // designs/internal/card/build.go:161
+    wire port_b_egress_waiting; // designs/internal/card/build.go:686
+    wire port_b_egress_stuck; // designs/internal/card/build.go:686
+    wire port_b_slow_window_end; // designs/internal/card/build.go:686
+    wire port_b_egress_started; // designs/internal/card/build.go:686
+    wire [6:0] _port_b_slow_moved_zext; // designs/internal/card/build.go:686
+    wire port_b_egress_slow; // designs/internal/card/build.go:686
+    wire port_b_egress_stall; // designs/internal/card/build.go:686
+    wire [3:0] ctr_index_lo; // designs/internal/card/build.go:723
+    wire _ctr_group0_eq_16; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_15; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_14; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_13; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_12; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_11; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_10; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_9; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_8; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_7; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_6; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_5; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_4; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_3; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq_2; // designs/internal/card/build.go:731
+    wire _ctr_group0_eq; // designs/internal/card/build.go:731
+    wire [31:0] _ctr_group0_or_4; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group0_or_3; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group0_or_2; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group0_or; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group1_or_4; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group1_or_3; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group1_or_2; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group1_or; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group2_or_4; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group2_or_3; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group2_or_2; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group2_or; // designs/internal/card/build.go:735
+    wire [31:0] _ctr_group3_or; // designs/internal/card/build.go:735
+    wire [31:0] ctr_value; // designs/internal/card/build.go:739
+    wire cq_m_axis_cq_tready; // designs/internal/card/build.go:297
+    wire [127:0] cq_tlp_hdr; // designs/internal/card/build.go:297
+    wire [1:0] cq_tlp_func; // designs/internal/card/build.go:297
+    wire [2:0] cq_tlp_bar; // designs/internal/card/build.go:297
+    wire [511:0] cq_tlp_data; // designs/internal/card/build.go:297
+    wire [15:0] cq_tlp_keep; // designs/internal/card/build.go:297
+    wire cq_tlp_sop; // designs/internal/card/build.go:297
+    wire cq_tlp_eop; // designs/internal/card/build.go:297
+    wire cq_tlp_valid; // designs/internal/card/build.go:297
+    wire rc_m_axis_rc_tready; // designs/internal/card/build.go:303
+    wire [95:0] rc_tlp_hdr; // designs/internal/card/build.go:303
+    wire [3:0] rc_tlp_error; // designs/internal/card/build.go:303
+    wire rc_tlp_done; // designs/internal/card/build.go:303
+    wire [511:0] rc_tlp_data; // designs/internal/card/build.go:303
+    wire [15:0] rc_tlp_keep; // designs/internal/card/build.go:303
+    wire rc_tlp_sop; // designs/internal/card/build.go:303
+    wire rc_tlp_eop; // designs/internal/card/build.go:303
+    wire rc_tlp_valid; // designs/internal/card/build.go:303
+    wire tags_req_ready; // designs/internal/card/build.go:325
+    wire [31:0] tags_np_overflows; // designs/internal/card/build.go:325
+    wire tags_rq_valid; // designs/internal/card/build.go:325
+    wire [127:0] tags_rq_hdr; // designs/internal/card/build.go:325
+    wire [511:0] tags_rq_data; // designs/internal/card/build.go:325
+    wire [15:0] tags_rq_keep; // designs/internal/card/build.go:325
+    wire tags_rq_sop; // designs/internal/card/build.go:325
+    wire tags_rq_eop; // designs/internal/card/build.go:325
+    wire [1:0] tags_rq_port; // designs/internal/card/build.go:325
+    wire tags_rc_ready; // designs/internal/card/build.go:325
+    wire [95:0] tags_cpl_hdr; // designs/internal/card/build.go:325
+    wire [1:0] tags_cpl_port; // designs/internal/card/build.go:325
+    wire [511:0] tags_cpl_data; // designs/internal/card/build.go:325
+    wire [15:0] tags_cpl_keep; // designs/internal/card/build.go:325
+    wire tags_cpl_sop; // designs/internal/card/build.go:325
+    wire tags_cpl_eop; // designs/internal/card/build.go:325
+    wire tags_cpl_valid; // designs/internal/card/build.go:325
+    wire port_a_in_s_port_a_tlp_ready; // designs/internal/card/build.go:394
+    wire port_a_in_s_port_b_tlp_ready; // designs/internal/card/build.go:394
+    wire [127:0] port_a_in_m_host_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_a_in_m_host_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_a_in_m_host_tlp_keep; // designs/internal/card/build.go:394
+    wire port_a_in_m_host_tlp_sop; // designs/internal/card/build.go:394
+    wire port_a_in_m_host_tlp_eop; // designs/internal/card/build.go:394
+    wire port_a_in_m_host_tlp_valid; // designs/internal/card/build.go:394
+    wire port_a_in_m_kernel_from_b; // designs/internal/card/build.go:394
+    wire [7:0] port_a_in_m_kernel_slot; // designs/internal/card/build.go:394
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_a_in_m_kernel_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // designs/internal/card/build.go:394
+    wire port_a_in_m_kernel_tlp_sop; // designs/internal/card/build.go:394
+    wire port_a_in_m_kernel_tlp_eop; // designs/internal/card/build.go:394
+    wire port_a_in_m_kernel_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_a_in_m_local_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_a_in_m_local_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_a_in_m_local_tlp_keep; // designs/internal/card/build.go:394
+    wire port_a_in_m_local_tlp_sop; // designs/internal/card/build.go:394
+    wire port_a_in_m_local_tlp_eop; // designs/internal/card/build.go:394
+    wire port_a_in_m_local_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_a_in_m_port_a_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_a_tlp_sop; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_a_tlp_eop; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_a_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_a_in_m_port_b_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_b_tlp_sop; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_b_tlp_eop; // designs/internal/card/build.go:394
+    wire port_a_in_m_port_b_tlp_valid; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_ok_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_not_for_us_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_window_miss_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_mapping_disabled_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_port_down_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_no_proxy_id_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_unexpected_completion_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_unsupported_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_relay_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_msix_address_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_malformed_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_no_domain_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_no_range_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_read_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_write_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_egress_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_a_in_deny_source_invalid_total; // designs/internal/card/build.go:394
+    wire port_b_in_s_port_a_tlp_ready; // designs/internal/card/build.go:394
+    wire port_b_in_s_port_b_tlp_ready; // designs/internal/card/build.go:394
+    wire [127:0] port_b_in_m_host_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_b_in_m_host_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_b_in_m_host_tlp_keep; // designs/internal/card/build.go:394
+    wire port_b_in_m_host_tlp_sop; // designs/internal/card/build.go:394
+    wire port_b_in_m_host_tlp_eop; // designs/internal/card/build.go:394
+    wire port_b_in_m_host_tlp_valid; // designs/internal/card/build.go:394
+    wire port_b_in_m_kernel_from_b; // designs/internal/card/build.go:394
+    wire [7:0] port_b_in_m_kernel_slot; // designs/internal/card/build.go:394
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_b_in_m_kernel_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // designs/internal/card/build.go:394
+    wire port_b_in_m_kernel_tlp_sop; // designs/internal/card/build.go:394
+    wire port_b_in_m_kernel_tlp_eop; // designs/internal/card/build.go:394
+    wire port_b_in_m_kernel_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_b_in_m_local_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_b_in_m_local_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_b_in_m_local_tlp_keep; // designs/internal/card/build.go:394
+    wire port_b_in_m_local_tlp_sop; // designs/internal/card/build.go:394
+    wire port_b_in_m_local_tlp_eop; // designs/internal/card/build.go:394
+    wire port_b_in_m_local_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_b_in_m_port_a_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_a_tlp_sop; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_a_tlp_eop; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_a_tlp_valid; // designs/internal/card/build.go:394
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:394
+    wire [511:0] port_b_in_m_port_b_tlp_data; // designs/internal/card/build.go:394
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_b_tlp_sop; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_b_tlp_eop; // designs/internal/card/build.go:394
+    wire port_b_in_m_port_b_tlp_valid; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_ok_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_not_for_us_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_window_miss_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_mapping_disabled_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_port_down_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_no_proxy_id_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_unexpected_completion_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_unsupported_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_relay_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_msix_address_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_malformed_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_no_domain_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_no_range_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_read_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_write_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_egress_denied_total; // designs/internal/card/build.go:394
+    wire [31:0] port_b_in_deny_source_invalid_total; // designs/internal/card/build.go:394
+    wire port_a_tags_s_tlp_ready; // designs/internal/card/build.go:411
+    wire port_a_tags_np_room; // designs/internal/card/build.go:411
+    wire port_a_tags_m_tlp_valid; // designs/internal/card/build.go:411
+    wire [127:0] port_a_tags_m_tlp_hdr; // designs/internal/card/build.go:411
+    wire [511:0] port_a_tags_m_tlp_data; // designs/internal/card/build.go:411
+    wire [15:0] port_a_tags_m_tlp_keep; // designs/internal/card/build.go:411
+    wire port_a_tags_m_tlp_sop; // designs/internal/card/build.go:411
+    wire port_a_tags_m_tlp_eop; // designs/internal/card/build.go:411
+    wire port_a_tags_s_rx_ready; // designs/internal/card/build.go:411
+    wire port_a_tags_m_rx_valid; // designs/internal/card/build.go:411
+    wire [127:0] port_a_tags_m_rx_hdr; // designs/internal/card/build.go:411
+    wire [511:0] port_a_tags_m_rx_data; // designs/internal/card/build.go:411
+    wire [15:0] port_a_tags_m_rx_keep; // designs/internal/card/build.go:411
+    wire port_a_tags_m_rx_sop; // designs/internal/card/build.go:411
+    wire port_a_tags_m_rx_eop; // designs/internal/card/build.go:411
+    wire [31:0] port_a_tags_unexpected; // designs/internal/card/build.go:411
+    wire port_b_tags_s_tlp_ready; // designs/internal/card/build.go:411
+    wire port_b_tags_np_room; // designs/internal/card/build.go:411
+    wire port_b_tags_m_tlp_valid; // designs/internal/card/build.go:411
+    wire [127:0] port_b_tags_m_tlp_hdr; // designs/internal/card/build.go:411
+    wire [511:0] port_b_tags_m_tlp_data; // designs/internal/card/build.go:411
+    wire [15:0] port_b_tags_m_tlp_keep; // designs/internal/card/build.go:411
+    wire port_b_tags_m_tlp_sop; // designs/internal/card/build.go:411
+    wire port_b_tags_m_tlp_eop; // designs/internal/card/build.go:411
+    wire port_b_tags_s_rx_ready; // designs/internal/card/build.go:411
+    wire port_b_tags_m_rx_valid; // designs/internal/card/build.go:411
+    wire [127:0] port_b_tags_m_rx_hdr; // designs/internal/card/build.go:411
+    wire [511:0] port_b_tags_m_rx_data; // designs/internal/card/build.go:411
+    wire [15:0] port_b_tags_m_rx_keep; // designs/internal/card/build.go:411
+    wire port_b_tags_m_rx_sop; // designs/internal/card/build.go:411
+    wire port_b_tags_m_rx_eop; // designs/internal/card/build.go:411
+    wire [31:0] port_b_tags_unexpected; // designs/internal/card/build.go:411
+    wire manager_s_axil_awready; // designs/internal/card/build.go:484
+    wire manager_s_axil_wready; // designs/internal/card/build.go:484
+    wire manager_s_axil_bvalid; // designs/internal/card/build.go:484
+    wire [1:0] manager_s_axil_bresp; // designs/internal/card/build.go:484
+    wire manager_s_host_tlp_ready; // designs/internal/card/build.go:484
+    wire [127:0] manager_m_port_a_tlp_hdr; // designs/internal/card/build.go:484
+    wire [511:0] manager_m_port_a_tlp_data; // designs/internal/card/build.go:484
+    wire [15:0] manager_m_port_a_tlp_keep; // designs/internal/card/build.go:484
+    wire manager_m_port_a_tlp_sop; // designs/internal/card/build.go:484
+    wire manager_m_port_a_tlp_eop; // designs/internal/card/build.go:484
+    wire manager_m_port_a_tlp_valid; // designs/internal/card/build.go:484
+    wire [127:0] manager_m_port_b_tlp_hdr; // designs/internal/card/build.go:484
+    wire [511:0] manager_m_port_b_tlp_data; // designs/internal/card/build.go:484
+    wire [15:0] manager_m_port_b_tlp_keep; // designs/internal/card/build.go:484
+    wire manager_m_port_b_tlp_sop; // designs/internal/card/build.go:484
+    wire manager_m_port_b_tlp_eop; // designs/internal/card/build.go:484
+    wire manager_m_port_b_tlp_valid; // designs/internal/card/build.go:484
+    wire [7:0] manager_m_kernel_slot; // designs/internal/card/build.go:484
+    wire [127:0] manager_m_kernel_tlp_hdr; // designs/internal/card/build.go:484
+    wire [511:0] manager_m_kernel_tlp_data; // designs/internal/card/build.go:484
+    wire [15:0] manager_m_kernel_tlp_keep; // designs/internal/card/build.go:484
+    wire manager_m_kernel_tlp_sop; // designs/internal/card/build.go:484
+    wire manager_m_kernel_tlp_eop; // designs/internal/card/build.go:484
+    wire manager_m_kernel_tlp_valid; // designs/internal/card/build.go:484
+    wire [127:0] manager_m_local_tlp_hdr; // designs/internal/card/build.go:484
+    wire [511:0] manager_m_local_tlp_data; // designs/internal/card/build.go:484
+    wire [15:0] manager_m_local_tlp_keep; // designs/internal/card/build.go:484
+    wire manager_m_local_tlp_sop; // designs/internal/card/build.go:484
+    wire manager_m_local_tlp_eop; // designs/internal/card/build.go:484
+    wire manager_m_local_tlp_valid; // designs/internal/card/build.go:484
+    wire [95:0] manager_m_cpl_tlp_hdr; // designs/internal/card/build.go:484
+    wire manager_m_cpl_tlp_valid; // designs/internal/card/build.go:484
+    wire manager_host_busy; // designs/internal/card/build.go:484
+    wire manager_s_axil_arready; // designs/internal/card/build.go:484
+    wire manager_s_axil_rvalid; // designs/internal/card/build.go:484
+    wire [31:0] manager_s_axil_rdata; // designs/internal/card/build.go:484
+    wire [1:0] manager_s_axil_rresp; // designs/internal/card/build.go:484
+    wire regs_busy; // designs/internal/card/build.go:538
+    wire [11:0] regs_m_axil_awaddr; // designs/internal/card/build.go:538
+    wire regs_m_axil_awvalid; // designs/internal/card/build.go:538
+    wire [31:0] regs_m_axil_wdata; // designs/internal/card/build.go:538
+    wire [3:0] regs_m_axil_wstrb; // designs/internal/card/build.go:538
+    wire regs_m_axil_wvalid; // designs/internal/card/build.go:538
+    wire regs_m_axil_bready; // designs/internal/card/build.go:538
+    wire [11:0] regs_m_axil_araddr; // designs/internal/card/build.go:538
+    wire regs_m_axil_arvalid; // designs/internal/card/build.go:538
+    wire regs_m_axil_rready; // designs/internal/card/build.go:538
+    wire [15:0] regs_m_slot_axil_awaddr; // designs/internal/card/build.go:538
+    wire regs_m_slot_axil_awvalid; // designs/internal/card/build.go:538
+    wire [31:0] regs_m_slot_axil_wdata; // designs/internal/card/build.go:538
+    wire [3:0] regs_m_slot_axil_wstrb; // designs/internal/card/build.go:538
+    wire regs_m_slot_axil_wvalid; // designs/internal/card/build.go:538
+    wire regs_m_slot_axil_bready; // designs/internal/card/build.go:538
+    wire [15:0] regs_m_slot_axil_araddr; // designs/internal/card/build.go:538
+    wire regs_m_slot_axil_arvalid; // designs/internal/card/build.go:538
+    wire regs_m_slot_axil_rready; // designs/internal/card/build.go:538
+    wire [31:0] regs_msix_rd_data; // designs/internal/card/build.go:538
+    wire [63:0] regs_msix_masked; // designs/internal/card/build.go:538
+    wire [9:0] regs_ctr_index; // designs/internal/card/build.go:538
+    wire [95:0] regs_m_cpl_tlp_hdr; // designs/internal/card/build.go:538
+    wire [511:0] regs_m_cpl_tlp_data; // designs/internal/card/build.go:538
+    wire [15:0] regs_m_cpl_tlp_keep; // designs/internal/card/build.go:538
+    wire regs_m_cpl_tlp_sop; // designs/internal/card/build.go:538
+    wire regs_m_cpl_tlp_eop; // designs/internal/card/build.go:538
+    wire regs_m_cpl_tlp_valid; // designs/internal/card/build.go:538
+    wire regs_s_tlp_ready; // designs/internal/card/build.go:538
+    wire slot0_s_host_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot0_s_port_a_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot0_s_port_b_tlp_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot0_drop_not_write_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot0_drop_closed_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot0_drop_no_proxy_2; // designs/internal/card/slots.go:153
+    wire [511:0] slot0_kernel_s_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_s_tkeep; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_tlast; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_tvalid; // designs/internal/card/slots.go:153
+    wire [511:0] slot0_kernel_s1_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_s1_tkeep; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s1_tlast; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s1_tvalid; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_tready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_cpl_ready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_irq_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot0_out_malformed_2; // designs/internal/card/slots.go:153
+    wire [127:0] slot0_m_tlp_hdr; // designs/internal/card/slots.go:153
+    wire [511:0] slot0_m_tlp_data; // designs/internal/card/slots.go:153
+    wire [15:0] slot0_m_tlp_keep; // designs/internal/card/slots.go:153
+    wire slot0_m_tlp_sop; // designs/internal/card/slots.go:153
+    wire slot0_m_tlp_eop; // designs/internal/card/slots.go:153
+    wire slot0_m_tlp_valid; // designs/internal/card/slots.go:153
+    wire slot0_irq_valid; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_tready_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s1_tready_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_task_closed_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:153
+    wire [255:0] slot0_kernel_m_cpl_data_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_irq_valid_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_axil_awready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_axil_wready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_axil_bvalid; // designs/internal/card/slots.go:153
+    wire [1:0] slot0_kernel_s_axil_bresp; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_axil_arready; // designs/internal/card/slots.go:153
+    wire slot0_kernel_s_axil_rvalid; // designs/internal/card/slots.go:153
+    wire [31:0] slot0_kernel_s_axil_rdata; // designs/internal/card/slots.go:153
+    wire [1:0] slot0_kernel_s_axil_rresp; // designs/internal/card/slots.go:153
+    wire [511:0] slot0_kernel_m_tdata_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot0_kernel_m_tkeep_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_tlast_2; // designs/internal/card/slots.go:153
+    wire slot0_kernel_m_tvalid_2; // designs/internal/card/slots.go:153
+    wire slot1_s_host_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot1_s_port_a_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot1_s_port_b_tlp_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot1_drop_not_write_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot1_drop_closed_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot1_drop_no_proxy_2; // designs/internal/card/slots.go:153
+    wire [511:0] slot1_kernel_s_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_s_tkeep; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_tlast; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_tvalid; // designs/internal/card/slots.go:153
+    wire [511:0] slot1_kernel_s1_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_s1_tkeep; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s1_tlast; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s1_tvalid; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_tready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_cpl_ready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_irq_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot1_out_malformed_2; // designs/internal/card/slots.go:153
+    wire [127:0] slot1_m_tlp_hdr; // designs/internal/card/slots.go:153
+    wire [511:0] slot1_m_tlp_data; // designs/internal/card/slots.go:153
+    wire [15:0] slot1_m_tlp_keep; // designs/internal/card/slots.go:153
+    wire slot1_m_tlp_sop; // designs/internal/card/slots.go:153
+    wire slot1_m_tlp_eop; // designs/internal/card/slots.go:153
+    wire slot1_m_tlp_valid; // designs/internal/card/slots.go:153
+    wire slot1_irq_valid; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_tready_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s1_tready_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_task_closed_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:153
+    wire [255:0] slot1_kernel_m_cpl_data_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_irq_valid_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_axil_awready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_axil_wready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_axil_bvalid; // designs/internal/card/slots.go:153
+    wire [1:0] slot1_kernel_s_axil_bresp; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_axil_arready; // designs/internal/card/slots.go:153
+    wire slot1_kernel_s_axil_rvalid; // designs/internal/card/slots.go:153
+    wire [31:0] slot1_kernel_s_axil_rdata; // designs/internal/card/slots.go:153
+    wire [1:0] slot1_kernel_s_axil_rresp; // designs/internal/card/slots.go:153
+    wire [511:0] slot1_kernel_m_tdata_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot1_kernel_m_tkeep_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_tlast_2; // designs/internal/card/slots.go:153
+    wire slot1_kernel_m_tvalid_2; // designs/internal/card/slots.go:153
+    wire slot2_s_host_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot2_s_port_a_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot2_s_port_b_tlp_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot2_drop_not_write_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot2_drop_closed_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot2_drop_no_proxy_2; // designs/internal/card/slots.go:153
+    wire [511:0] slot2_kernel_s_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_s_tkeep; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_tlast; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_tvalid; // designs/internal/card/slots.go:153
+    wire [511:0] slot2_kernel_s1_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_s1_tkeep; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s1_tlast; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s1_tvalid; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_tready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_cpl_ready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_irq_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot2_out_malformed_2; // designs/internal/card/slots.go:153
+    wire [127:0] slot2_m_tlp_hdr; // designs/internal/card/slots.go:153
+    wire [511:0] slot2_m_tlp_data; // designs/internal/card/slots.go:153
+    wire [15:0] slot2_m_tlp_keep; // designs/internal/card/slots.go:153
+    wire slot2_m_tlp_sop; // designs/internal/card/slots.go:153
+    wire slot2_m_tlp_eop; // designs/internal/card/slots.go:153
+    wire slot2_m_tlp_valid; // designs/internal/card/slots.go:153
+    wire slot2_irq_valid; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_tready_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s1_tready_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_task_closed_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:153
+    wire [255:0] slot2_kernel_m_cpl_data_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_irq_valid_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_axil_awready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_axil_wready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_axil_bvalid; // designs/internal/card/slots.go:153
+    wire [1:0] slot2_kernel_s_axil_bresp; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_axil_arready; // designs/internal/card/slots.go:153
+    wire slot2_kernel_s_axil_rvalid; // designs/internal/card/slots.go:153
+    wire [31:0] slot2_kernel_s_axil_rdata; // designs/internal/card/slots.go:153
+    wire [1:0] slot2_kernel_s_axil_rresp; // designs/internal/card/slots.go:153
+    wire [511:0] slot2_kernel_m_tdata_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot2_kernel_m_tkeep_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_tlast_2; // designs/internal/card/slots.go:153
+    wire slot2_kernel_m_tvalid_2; // designs/internal/card/slots.go:153
+    wire slot3_s_host_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot3_s_port_a_tlp_ready; // designs/internal/card/slots.go:153
+    wire slot3_s_port_b_tlp_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot3_drop_not_write_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot3_drop_closed_2; // designs/internal/card/slots.go:153
+    wire [31:0] slot3_drop_no_proxy_2; // designs/internal/card/slots.go:153
+    wire [511:0] slot3_kernel_s_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_s_tkeep; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_tlast; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_tvalid; // designs/internal/card/slots.go:153
+    wire [511:0] slot3_kernel_s1_tdata; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_s1_tkeep; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s1_tlast; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s1_tvalid; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_tready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_cpl_ready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_irq_ready; // designs/internal/card/slots.go:153
+    wire [31:0] slot3_out_malformed_2; // designs/internal/card/slots.go:153
+    wire [127:0] slot3_m_tlp_hdr; // designs/internal/card/slots.go:153
+    wire [511:0] slot3_m_tlp_data; // designs/internal/card/slots.go:153
+    wire [15:0] slot3_m_tlp_keep; // designs/internal/card/slots.go:153
+    wire slot3_m_tlp_sop; // designs/internal/card/slots.go:153
+    wire slot3_m_tlp_eop; // designs/internal/card/slots.go:153
+    wire slot3_m_tlp_valid; // designs/internal/card/slots.go:153
+    wire slot3_irq_valid; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_tready_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s1_tready_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_task_closed_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_cpl_valid_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_m_cpl_addr_2; // designs/internal/card/slots.go:153
+    wire [255:0] slot3_kernel_m_cpl_data_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_irq_valid_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_axil_awready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_axil_wready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_axil_bvalid; // designs/internal/card/slots.go:153
+    wire [1:0] slot3_kernel_s_axil_bresp; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_axil_arready; // designs/internal/card/slots.go:153
+    wire slot3_kernel_s_axil_rvalid; // designs/internal/card/slots.go:153
+    wire [31:0] slot3_kernel_s_axil_rdata; // designs/internal/card/slots.go:153
+    wire [1:0] slot3_kernel_s_axil_rresp; // designs/internal/card/slots.go:153
+    wire [511:0] slot3_kernel_m_tdata_2; // designs/internal/card/slots.go:153
+    wire [63:0] slot3_kernel_m_tkeep_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_tlast_2; // designs/internal/card/slots.go:153
+    wire slot3_kernel_m_tvalid_2; // designs/internal/card/slots.go:153
+    wire rq_tlp_ready; // designs/internal/card/build.go:634
+    wire [511:0] rq_s_axis_rq_tdata; // designs/internal/card/build.go:634
+    wire [15:0] rq_s_axis_rq_tkeep; // designs/internal/card/build.go:634
+    wire rq_s_axis_rq_tlast; // designs/internal/card/build.go:634
+    wire [136:0] rq_s_axis_rq_tuser; // designs/internal/card/build.go:634
+    wire rq_s_axis_rq_tvalid; // designs/internal/card/build.go:634
+    wire cc_tlp_ready; // designs/internal/card/build.go:645
+    wire [511:0] cc_s_axis_cc_tdata; // designs/internal/card/build.go:645
+    wire [15:0] cc_s_axis_cc_tkeep; // designs/internal/card/build.go:645
+    wire cc_s_axis_cc_tlast; // designs/internal/card/build.go:645
+    wire [80:0] cc_s_axis_cc_tuser; // designs/internal/card/build.go:645
+    wire cc_s_axis_cc_tvalid; // designs/internal/card/build.go:645
+    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:783
+    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:783
+    wire msix_table_rd_en; // designs/internal/card/build.go:783
+    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:783
+    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:783
+    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:783
+    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:783
+    wire [63:0] msix_pending_2; // designs/internal/card/build.go:783
+    wire [31:0] msix_sent_2; // designs/internal/card/build.go:783
+    wire [31:0] msix_failed_2; // designs/internal/card/build.go:783
+    wire [31:0] cfg_ext_cfg_ext_read_data; // designs/internal/card/build.go:665
+    wire cfg_ext_cfg_ext_read_data_valid; // designs/internal/card/build.go:665
+    wire [1:0] port_a_link_state_2; // designs/internal/card/build.go:701
+    wire port_a_link_s_tlp_ready; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_replays; // designs/internal/card/build.go:701
+    wire [511:0] port_a_link_tx_data; // designs/internal/card/build.go:701
+    wire port_a_link_tx_ctl; // designs/internal/card/build.go:701
+    wire port_a_link_tx_valid; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_lost; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_stalls; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_crc_errors; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_naks; // designs/internal/card/build.go:701
+    wire [31:0] port_a_link_malformed; // designs/internal/card/build.go:701
+    wire [127:0] port_a_link_m_tlp_hdr; // designs/internal/card/build.go:701
+    wire [511:0] port_a_link_m_tlp_data; // designs/internal/card/build.go:701
+    wire [15:0] port_a_link_m_tlp_keep; // designs/internal/card/build.go:701
+    wire port_a_link_m_tlp_sop; // designs/internal/card/build.go:701
+    wire port_a_link_m_tlp_eop; // designs/internal/card/build.go:701
+    wire port_a_link_m_tlp_valid; // designs/internal/card/build.go:701
+    wire [1:0] port_b_link_state_2; // designs/internal/card/build.go:701
+    wire port_b_link_s_tlp_ready; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_replays; // designs/internal/card/build.go:701
+    wire [511:0] port_b_link_tx_data; // designs/internal/card/build.go:701
+    wire port_b_link_tx_ctl; // designs/internal/card/build.go:701
+    wire port_b_link_tx_valid; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_lost; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_stalls; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_crc_errors; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_naks; // designs/internal/card/build.go:701
+    wire [31:0] port_b_link_malformed; // designs/internal/card/build.go:701
+    wire [127:0] port_b_link_m_tlp_hdr; // designs/internal/card/build.go:701
+    wire [511:0] port_b_link_m_tlp_data; // designs/internal/card/build.go:701
+    wire [15:0] port_b_link_m_tlp_keep; // designs/internal/card/build.go:701
+    wire port_b_link_m_tlp_sop; // designs/internal/card/build.go:701
+    wire port_b_link_m_tlp_eop; // designs/internal/card/build.go:701
+    wire port_b_link_m_tlp_valid; // designs/internal/card/build.go:701
     wire unused;
 
 `ifndef SYNTHESIS
@@ -2159,7 +2159,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
                     _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // designs/internal/card/build.go:403
+    onic_pcie4_cq cq ( // designs/internal/card/build.go:297
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -2179,7 +2179,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // designs/internal/card/build.go:409
+    onic_pcie4_rc rc ( // designs/internal/card/build.go:303
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -2199,7 +2199,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // designs/internal/card/build.go:431
+    onic_pcie4_tags tags ( // designs/internal/card/build.go:325
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2240,7 +2240,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // designs/internal/card/build.go:500
+    onic_pcie_manager_port_in port_a_in ( // designs/internal/card/build.go:394
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2317,7 +2317,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // designs/internal/card/build.go:500
+    onic_pcie_manager_port_in port_b_in ( // designs/internal/card/build.go:394
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2394,7 +2394,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // designs/internal/card/build.go:517
+    onic_port_tags port_a_tags ( // designs/internal/card/build.go:411
         .clk(clk),
         .rst(rst),
         .up(port_a_link_up),
@@ -2430,7 +2430,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // designs/internal/card/build.go:517
+    onic_port_tags port_b_tags ( // designs/internal/card/build.go:411
         .clk(clk),
         .rst(rst),
         .up(port_b_link_up),
@@ -2466,7 +2466,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // designs/internal/card/build.go:590
+    onic_pcie_manager manager ( // designs/internal/card/build.go:484
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2531,7 +2531,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // designs/internal/card/build.go:644
+    onic_pcie_manager_regbar regs ( // designs/internal/card/build.go:538
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2594,7 +2594,7 @@ module onic_card (
         .s_tlp_ready(regs_s_tlp_ready)
     );
 
-    onic_slot slot0 ( // designs/internal/card/slots.go:152
+    onic_slot slot0 ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2657,7 +2657,7 @@ module onic_card (
         .irq_ready(slot0_irq_ready)
     );
 
-    onic_slot0_kernel slot0_kernel ( // designs/internal/card/slots.go:152
+    onic_slot0_kernel slot0_kernel ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .s_tdata(slot0_kernel_s_tdata),
@@ -2701,7 +2701,7 @@ module onic_card (
         .m_tvalid(slot0_kernel_m_tvalid_2)
     );
 
-    onic_slot slot1 ( // designs/internal/card/slots.go:152
+    onic_slot slot1 ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2764,7 +2764,7 @@ module onic_card (
         .irq_ready(slot1_irq_ready)
     );
 
-    onic_slot1_kernel slot1_kernel ( // designs/internal/card/slots.go:152
+    onic_slot1_kernel slot1_kernel ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .s_tdata(slot1_kernel_s_tdata),
@@ -2808,7 +2808,7 @@ module onic_card (
         .m_tvalid(slot1_kernel_m_tvalid_2)
     );
 
-    onic_slot slot2 ( // designs/internal/card/slots.go:152
+    onic_slot slot2 ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2871,7 +2871,7 @@ module onic_card (
         .irq_ready(slot2_irq_ready)
     );
 
-    onic_slot2_kernel slot2_kernel ( // designs/internal/card/slots.go:152
+    onic_slot2_kernel slot2_kernel ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .s_tdata(slot2_kernel_s_tdata),
@@ -2915,7 +2915,7 @@ module onic_card (
         .m_tvalid(slot2_kernel_m_tvalid_2)
     );
 
-    onic_slot slot3 ( // designs/internal/card/slots.go:152
+    onic_slot slot3 ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2978,7 +2978,7 @@ module onic_card (
         .irq_ready(slot3_irq_ready)
     );
 
-    onic_slot3_kernel slot3_kernel ( // designs/internal/card/slots.go:152
+    onic_slot3_kernel slot3_kernel ( // designs/internal/card/slots.go:153
         .clk(clk),
         .rst(rst),
         .s_tdata(slot3_kernel_s_tdata),
@@ -3022,7 +3022,7 @@ module onic_card (
         .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
-    onic_pcie4_rq rq ( // designs/internal/card/build.go:740
+    onic_pcie4_rq rq ( // designs/internal/card/build.go:634
         .clk(clk),
         .rst(rst),
         .tlp_hdr(rq_tags_slice_hdr),
@@ -3041,7 +3041,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // designs/internal/card/build.go:751
+    onic_pcie4_cc cc ( // designs/internal/card/build.go:645
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -3059,7 +3059,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_msix msix ( // designs/internal/card/build.go:889
+    onic_msix msix ( // designs/internal/card/build.go:783
         .clk(clk),
         .rst(rst),
         .host_posted(slot_write_to_host),
@@ -3086,7 +3086,7 @@ module onic_card (
         .failed(msix_failed_2)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // designs/internal/card/build.go:771
+    onic_pcie4_cfg_ext cfg_ext ( // designs/internal/card/build.go:665
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -3095,7 +3095,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // designs/internal/card/build.go:807
+    onic_optlink port_a_link ( // designs/internal/card/build.go:701
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -3129,7 +3129,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // designs/internal/card/build.go:807
+    onic_optlink port_b_link ( // designs/internal/card/build.go:701
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),

@@ -137,10 +137,10 @@ module onic_slot (
     reg  [15:0] out_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  out_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    wire task_closed; // designs/internal/slot/slot.go:337
-    wire kernel_takes; // designs/internal/slot/slot.go:338
-    wire job_push; // designs/internal/slot/slot.go:339
-    wire job_room; // designs/internal/slot/slot.go:339
+    wire task_closed; // designs/internal/slot/slot.go:338
+    wire kernel_takes; // designs/internal/slot/slot.go:339
+    wire job_push; // designs/internal/slot/slot.go:340
+    wire job_room; // designs/internal/slot/slot.go:340
     wire s_host_tlp_ready_w; // designs/internal/slot/slot.go:350
     wire s_port_a_tlp_ready_w; // designs/internal/slot/slot.go:350
     wire s_port_b_tlp_ready_w; // designs/internal/slot/slot.go:350
