@@ -367,7 +367,9 @@ func (g *gen) accessModule() (*ir.Module, error) {
 
 // beat is one stage's copy of a TLP beat.
 type beat struct {
-	valid, hdr, bar, data, keep, sop, eop ir.Value
+	// The beat as a TLP stream's (tlpbus.Stream, Side the BAR a host
+	// request hit or the port a peer's came in by); Ready is unused.
+	tlpbus.Stream
 	// fn is the function a host request is for (0 the O-NIC, i+1 stand-in
 	// i); only with stand-ins.
 	fn ir.Value
@@ -379,14 +381,14 @@ func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
 	ir.Helper()
 	m := g.m
 	valid := m.Reg(name+"_valid", 1, 0)
-	m.SetNext(valid, b.valid)
+	m.SetNext(valid, b.Valid)
 	m.SetEnable(valid, adv)
 	r := func(field string, v ir.Value) ir.Value {
 		ir.Helper()
 		return g.dataReg(name+"_"+field, v, adv)
 	}
-	out := beat{valid: valid, hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
-		keep: r("keep", b.keep), sop: r("sop", b.sop), eop: r("eop", b.eop)}
+	out := beat{Stream: tlpbus.Stream{Valid: valid, Hdr: r("hdr", b.Hdr), Side: r("bar", b.Side), Data: r("data", b.Data),
+		Keep: r("keep", b.Keep), SOP: r("sop", b.SOP), EOP: r("eop", b.EOP)}}
 	if b.fn != (ir.Value{}) {
 		out.fn = r("func", b.fn)
 	}
@@ -594,14 +596,14 @@ func (g *gen) ports() *pipe {
 func (p *pipe) input() beat {
 	m, W, K := p.m, p.W, p.K
 	hostValid := m.Input("s_host_tlp_valid", 1)
-	in := beat{valid: m.And(hostValid, p.initDone), hdr: m.Input("s_host_tlp_hdr", 128), bar: m.Input("s_host_tlp_bar", 3),
-		data: m.Input("s_host_tlp_data", W), keep: m.Input("s_host_tlp_keep", K),
-		sop: m.Input("s_host_tlp_sop", 1), eop: m.Input("s_host_tlp_eop", 1)}
-	packed := m.Concat(in.hdr, in.bar, in.data, in.keep, in.sop, in.eop)
+	in := beat{Stream: tlpbus.Stream{Valid: m.And(hostValid, p.initDone), Hdr: m.Input("s_host_tlp_hdr", 128), Side: m.Input("s_host_tlp_bar", 3),
+		Data: m.Input("s_host_tlp_data", W), Keep: m.Input("s_host_tlp_keep", K),
+		SOP: m.Input("s_host_tlp_sop", 1), EOP: m.Input("s_host_tlp_eop", 1)}}
+	packed := m.Concat(in.Hdr, in.Side, in.Data, in.Keep, in.SOP, in.EOP)
 	if len(p.c.StandIns) > 0 {
 		packed = m.Concat(m.Input("s_host_tlp_func", 2), packed)
 	}
-	inS := axis.New(m, "in", packed, in.valid)
+	inS := axis.New(m, "in", packed, in.Valid)
 	m.Output("s_host_tlp_ready", m.And(inS.Ready, p.initDone))
 	sk := axis.Instance(m, "in_slice", axis.SkidModule(packed.Width()), inS)
 	v := sk.Data
@@ -612,7 +614,8 @@ func (p *pipe) input() beat {
 		fn = m.Named("in_func", take(2))
 	}
 	p.held = append(p.held, sk.Valid)
-	b0 := beat{valid: sk.Valid, hdr: m.Named("in_hdr", take(128)), bar: m.Named("in_bar", take(3)), data: take(W), keep: take(K), sop: take(1), eop: take(1), fn: fn}
+	b0 := beat{Stream: tlpbus.Stream{Valid: sk.Valid, Hdr: m.Named("in_hdr", take(128)), Side: m.Named("in_bar", take(3)), Data: take(W), Keep: take(K),
+		SOP: take(1), EOP: take(1)}, fn: fn}
 
 	// The pipeline advances as a whole when its last stage is empty or
 	// the router has finished with it.
@@ -627,7 +630,7 @@ func (p *pipe) input() beat {
 func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	m, c, lut := p.m, p.c, p.d.LUT
 	lutSh, lutAB := p.lutSh, p.lutAB
-	f0 := tlphdr.Decode(m, "in_hdr", b0.hdr)
+	f0 := tlphdr.Decode(m, "in_hdr", b0.Hdr)
 	kind0 := m.Named("kind", m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable()))
 	m.FlagBits(kind0, kindNames...)
 	// The BARs by index: the O-NIC's, then (with stand-ins, by function
@@ -646,7 +649,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 		}
 	}
 	add(c.BARs, [6]uint64{}, 0)
-	idx := b0.bar
+	idx := b0.Side
 	var own ir.Value // the request is for the O-NIC's own function (with stand-ins)
 	ownAnd := func(v ir.Value) ir.Value {
 		if own == (ir.Value{}) {
@@ -665,14 +668,14 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 		for len(masks) < 32 {
 			add([6]uint64{}, [6]uint64{}, 0)
 		}
-		idx = m.Concat(b0.fn, b0.bar)
+		idx = m.Concat(b0.fn, b0.Side)
 		own = m.Named("own_function", m.Eq(b0.fn, m.Const(2, 0)))
 	} else {
 		masks, present = masks[:6], present[:6]
 	}
 	off0 := m.Named("bar_offset", m.And(f0.Address, m.Named("bar_mask", m.ROM(idx, 64, masks))))
 	barOK0 := m.Named("bar_ok", m.ROM(idx, 1, present))
-	regHit0 := ownAnd(m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR))))
+	regHit0 := ownAnd(m.Eq(b0.Side, m.Const(3, uint64(c.Manager.RegisterBAR))))
 	var standIn0, siBase0, siEgress0 ir.Value
 	if len(c.StandIns) > 0 {
 		standIn0 = m.Named("stand_in", m.Not(own))
@@ -685,7 +688,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 		page := m.Slice(off0, lutSh, 64-lutSh)
 		first := lut.Offset >> lutSh
 		rel := m.Sub(page, m.Const(64-lutSh, first))
-		inLUT0 = m.And(ownAnd(m.Eq(b0.bar, m.Const(3, uint64(lut.BAR)))),
+		inLUT0 = m.And(ownAnd(m.Eq(b0.Side, m.Const(3, uint64(lut.BAR)))),
 			m.And(m.Not(m.LtU(page, m.Const(64-lutSh, first))), m.LtU(rel, m.Const(64-lutSh, uint64(len(lut.Entries))))))
 		lutIdx0 = m.Slice(rel, 0, lutAB)
 	}
@@ -701,7 +704,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	}
 
 	s1 := p.stageReg("s1", b0, p.adv)
-	p.held = append(p.held, s1.valid)
+	p.held = append(p.held, s1.Valid)
 	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
 		proxyOK: proxyOK0, proxy: proxy0, standIn: standIn0, siBase: siBase0, siEgress: siEgress0}, p.adv)
 	return s1, t1, lutIdx0
@@ -760,7 +763,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	if err != nil {
 		return beat{}, tlpState{}, fmt.Errorf("direct windows: %v", err)
 	}
-	tr := translate.Instance(m, "windows", winMod, s1.bar, off1, enables)
+	tr := translate.Instance(m, "windows", winMod, s1.Side, off1, enables)
 	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
 	// A window with a failover port uses it while its own port is down.
 	failover := m.Named("failover", m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), p.downOf(tr.Egress)))
@@ -797,7 +800,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	egress, slot = m.Named("translated_egress", egress), m.Named("translated_slot", slot)
 	addr, multicast = m.Named("translated_addr", addr), m.Named("multicast", multicast)
 	s2 := p.stageReg("s2", s1, p.adv)
-	p.held = append(p.held, s2.valid)
+	p.held = append(p.held, s2.Valid)
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
 	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, secondEg, secondAt, p.downOf(secondEg)
 	t1.inLUT, t1.siBase, t1.siEgress = ir.Value{}, ir.Value{}, ir.Value{} // used up
@@ -837,18 +840,18 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 			m.Output(fmt.Sprintf("acl_slot%d_%s", i, f.name), f.v)
 		}
 	}
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, op2, egBit, slots)
+	v := access.Instance(m, "access", accMod, m.Slice(s2.Hdr, reqLo, reqW), fromHost, chkAddr, size2, op2, egBit, slots)
 	if hasMulticast(p.d.Windows) {
 		// A multicast window's copy is a write of its own: it is checked
 		// for its own address and port (pcie/manager.Process).
 		secondBit := m.Named("second_check_egress", m.Mux(m.Eq(t2.secondEg, p.egress(kindPortB)), m.Const(5, 1), m.Const(5, 0)))
-		sv := access.Instance(m, "second_access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, t2.secondAt, size2,
+		sv := access.Instance(m, "second_access", accMod, m.Slice(s2.Hdr, reqLo, reqW), fromHost, t2.secondAt, size2,
 			m.Const(2, uint64(acl.OpWrite)), secondBit, slots)
 		t2.secondRule = sv.Rule
 	}
 	p.msix(s2, &t2)
 	s3 := p.stageReg("s3", s2, p.adv)
-	p.held = append(p.held, s3.valid)
+	p.held = append(p.held, s3.Valid)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	return s3, p.carry("s3", t2, p.adv), nil
 }
@@ -865,7 +868,7 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	found3, enabled3, egress3, slot3, addr3, down3 := t3.found, t3.enabled, t3.egress, t3.slot, t3.addr, t3.down
 	second3, secondEg3, secondAt3, secondDown3, rule3 := t3.second, t3.secondEg, t3.secondAt, t3.secondDown, t3.rule
 
-	f3 := tlphdr.Decode(m, "s3_hdr", s3.hdr)
+	f3 := tlphdr.Decode(m, "s3_hdr", s3.Hdr)
 	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
 	memAtomic, cfgMsg, isCpl := bit(kind3, kMemAtomic), bit(kind3, kCfgMsg), bit(kind3, kCpl)
 	nonPosted, hasData := bit(kind3, kNonPosted), bit(kind3, kData)
@@ -922,7 +925,7 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	// the peer's requester ID and tag back and says on the BAR sideband
 	// which port the request came in on (1 A, 2 B). It goes back out of
 	// that port; any other completion is unexpected (PCIe §2.3.2).
-	cplPort := m.Named("cpl_port", s3.bar)
+	cplPort := m.Named("cpl_port", s3.Side)
 	toPortA, toPortB := m.Eq(cplPort, m.Const(3, 1)), m.Eq(cplPort, m.Const(3, 2))
 	toPeer := outcome{r4(pmgr.OK), m.Mux(toPortB, eg(kindPortB), eg(kindPortA)), m.Const(8, 0), m.Const(64, 0), req3}
 	choose("cpl_unexpected", isCpl, fail(pmgr.UnexpectedCompletion))
@@ -953,20 +956,20 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	second = m.Named("second_copy", second)
 	// Memory requests leave with the translated address and requester;
 	// everything else as it came.
-	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, tlphdr.Rewrite(m, "rewrite_primary", s3.hdr, o.addr, o.req), s3.hdr))
-	hdrS := m.Named("hdr_second", tlphdr.Rewrite(m, "rewrite_second", s3.hdr, secondAt3, o.req))
-	cpl := m.Named("cpl_hdr", completion(m, s3.hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock)))
+	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, tlphdr.Rewrite(m, "rewrite_primary", s3.Hdr, o.addr, o.req), s3.Hdr))
+	hdrS := m.Named("hdr_second", tlphdr.Rewrite(m, "rewrite_second", s3.Hdr, secondAt3, o.req))
+	cpl := m.Named("cpl_hdr", completion(m, s3.Hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock)))
 
 	// The decision is taken on a packet's first beat and kept for the
 	// rest of it.
-	take := m.Named("take_decision", m.And(adv, m.And(s3.valid, s3.sop)))
+	take := m.Named("take_decision", m.And(adv, m.And(s3.Valid, s3.SOP)))
 	var d decision
 	if t3.msixMask != (ir.Value{}) {
 		// A write into a stand-in's MSI-X table leaves with its address
 		// DWs rewritten (it is one beat: it lies within an entry).
-		on := func(k int) ir.Value { return m.And(s3.sop, m.Slice(t3.msixMask, k, 1)) }
-		dw := func(k int) ir.Value { return m.Slice(s3.data, 32*k, 32) }
-		s3.data = m.Named("s3_data_msix", m.Concat(m.Slice(s3.data, 64, p.W-64),
+		on := func(k int) ir.Value { return m.And(s3.SOP, m.Slice(t3.msixMask, k, 1)) }
+		dw := func(k int) ir.Value { return m.Slice(s3.Data, 32*k, 32) }
+		s3.Data = m.Named("s3_data_msix", m.Concat(m.Slice(s3.Data, 64, p.W-64),
 			m.Mux(on(1), t3.msixDW1, dw(1)), m.Mux(on(0), t3.msixDW0, dw(0))))
 	}
 	d.s4 = p.stageReg("s4", s3, adv)
@@ -996,19 +999,19 @@ func (p *pipe) route(d decision) {
 	toB := m.Named("to_port_b", m.Or(m.And(fwd, is(d.egress, kindPortB)), m.And(d.second, is(d.secondEg, kindPortB))))
 	hdrA := m.Mux(is(d.egress, kindPortA), d.hdrPrimary, d.hdrSecond)
 	hdrB := m.Mux(is(d.egress, kindPortB), d.hdrPrimary, d.hdrSecond)
-	tail := m.Named("beat_tail", m.Concat(s4.data, s4.keep, s4.sop, s4.eop))
+	tail := m.Named("beat_tail", m.Concat(s4.Data, s4.Keep, s4.SOP, s4.EOP))
 	routes := []route{
 		{"m_port_a", toA, m.Concat(hdrA, tail)},
 		{"m_port_b", toB, m.Concat(hdrB, tail)},
 		{"m_kernel", m.And(fwd, is(d.egress, kindKernel)), m.Concat(d.slot, d.hdrPrimary, tail)},
 		{"m_local", m.And(fwd, is(d.egress, kindLocal)), m.Concat(d.hdrPrimary, tail)},
-		{"m_cpl", m.And(m.Eq(d.act, p.action(actComplete)), s4.sop), d.cplHdr},
+		{"m_cpl", m.And(m.Eq(d.act, p.action(actComplete)), s4.SOP), d.cplHdr},
 	}
-	p.router(s4.valid, adv, routes, p.W, p.K)
+	p.router(s4.Valid, adv, routes, p.W, p.K)
 	// host_busy: a host TLP is in the pipeline, before its output slices
 	// (the card holds the host's next TLP behind a register write until
 	// the write has left here and reached the registers).
-	m.Output("host_busy", m.Any(append(p.held, s4.valid)...))
+	m.Output("host_busy", m.Any(append(p.held, s4.Valid)...))
 }
 
 // route is one output of a router: its name, whether the beat is for
@@ -1045,7 +1048,7 @@ func (g *gen) router(valid, adv ir.Value, routes []route, W, K int) {
 // leaves, and builds the AXI-Lite read side that reports them.
 func (p *pipe) counters(d decision) {
 	m := p.m
-	fire := m.Named("count_fire", m.And(p.adv, m.And(d.s4.valid, d.s4.sop)))
+	fire := m.Named("count_fire", m.And(p.adv, m.And(d.s4.Valid, d.s4.SOP)))
 	var counts []ir.Value
 	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)

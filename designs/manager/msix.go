@@ -29,9 +29,9 @@ func (p *pipe) msix(s2 beat, t *tlpState) {
 	}
 	bit := func(k int) ir.Value { return m.Slice(t.kind, bits.TrailingZeros(uint(k)), 1) }
 	write := m.Named("msix_posted_write", m.And(m.And(bit(kMemAtomic), bit(kData)), m.Not(bit(kNonPosted))))
-	f := tlphdr.Decode(m, "s2_hdr", s2.hdr)
+	f := tlphdr.Decode(m, "s2_hdr", s2.Hdr)
 	n := t.size // bytes, 13 bits
-	dw0, dw1 := m.Slice(s2.data, 0, 32), m.Slice(s2.data, 32, 32)
+	dw0, dw1 := m.Slice(s2.Data, 0, 32), m.Slice(s2.Data, 32, 32)
 	c := func(w int, v uint64) ir.Value { return m.Const(w, v) }
 	be0OK := m.Eq(f.FirstBE, c(4, 0xF))
 	be1OK := m.Or(m.Ne(n, c(13, 8)), m.Eq(f.LastBE, c(4, 0xF))) // the second DW is the last when the write is 8 bytes
@@ -44,7 +44,7 @@ func (p *pipe) msix(s2 beat, t *tlpState) {
 		aw := max(bits.Len64(size), 13) + 1 // offsets and offset plus length
 		off := m.Zext(m.Slice(t.off, 0, max(1, bits.Len64(size-1))), aw)
 		end := m.Add(off, m.Zext(n, aw))
-		sel := m.And(write, m.And(m.Eq(s2.fn, c(2, uint64(i+1))), m.Eq(s2.bar, c(3, uint64(bar)))))
+		sel := m.And(write, m.And(m.Eq(s2.fn, c(2, uint64(i+1))), m.Eq(s2.Side, c(3, uint64(bar)))))
 		inTable := m.And(sel, m.And(m.LtU(off, c(aw, tEnd)), m.LtU(c(aw, tOff), end)))
 		rel := m.Sub(off, c(aw, tOff))
 		// Within one entry: its offset in the entry plus its length at

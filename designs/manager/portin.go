@@ -158,13 +158,13 @@ func (p *portIn) build() {
 	at := sk.Data.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(sk.Data, at, w) }
 	eop0 := take(1)
-	b0 := beat{valid: sk.Valid, bar: m.Named("pin_ingress", take(1)), hdr: m.Named("pin_hdr", take(128)), data: take(W), keep: take(K)}
-	b0.sop, b0.eop = take(1), eop0
+	b0 := beat{Stream: tlpbus.Stream{Valid: sk.Valid, Side: m.Named("pin_ingress", take(1)), Hdr: m.Named("pin_hdr", take(128)), Data: take(W), Keep: take(K)}}
+	b0.SOP, b0.EOP = take(1), eop0
 	p.adv = m.Wire("adv", 1)
 	m.Assign(sk.Ready, p.adv)
 
 	// Stage 1.
-	f := tlphdr.Decode(m, "pin_hdr", b0.hdr)
+	f := tlphdr.Decode(m, "pin_hdr", b0.Hdr)
 	kind := m.Named("pin_kind", m.ROM(m.Concat(f.Fmt, f.Type), kindBits, KindTable()))
 	m.FlagBits(kind, kindNames...)
 	size := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0))
@@ -181,7 +181,7 @@ func (p *portIn) build() {
 		local = m.ROM(m.Slice(rel, 0, ib), 16, tab)
 	}
 	in := func(r portRange, lastIncl bool) ir.Value {
-		port := m.Eq(b0.bar, m.Const(1, r.port))
+		port := m.Eq(b0.Side, m.Const(1, r.port))
 		rel := m.Sub(f.Address, m.Const(64, r.base))
 		inside := m.Not(m.LtU(f.Address, m.Const(64, r.base)))
 		if lastIncl {
@@ -213,7 +213,7 @@ func (p *portIn) build() {
 	kiHit1, kiSlot1, kiOff1, relayHit1 := reg1("kernel_in", m.Named("pin_kernel_in", kiHit)), reg1("kernel_slot", kiSlot), reg1("kernel_off", kiOff), reg1("relay", m.Named("pin_relay", relayHit))
 
 	// Stage 2: the access checks.
-	f1 := tlphdr.Decode(m, "p1_hdr", s1.hdr)
+	f1 := tlphdr.Decode(m, "p1_hdr", s1.Hdr)
 	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
 	memAtomic1, hasData1, nonPosted1 := bit(kind1, kMemAtomic), bit(kind1, kData), bit(kind1, kNonPosted)
 	// A memory request or AtomicOp whose address and length cross 4 KiB
@@ -224,7 +224,7 @@ func (p *portIn) build() {
 	isMsg1 := m.Named("pin_msg", m.Slice(f1.Type, 4, 1))
 	isMWr1 := m.Named("pin_mwr", m.And(memAtomic1, m.And(hasData1, m.Not(nonPosted1))))
 	steer := m.Named("pin_steer", m.And(isMWr1, kiHit1))
-	ingress := m.Add(m.Zext(s1.bar, 2), m.Const(2, 1)) // acl.FromPortA = 1, FromPortB = 2
+	ingress := m.Add(m.Zext(s1.Side, 2), m.Const(2, 1)) // acl.FromPortA = 1, FromPortB = 2
 	kernelBit := m.Add(m.Slice(kiSlot1, 0, 5), m.Const(5, 8))
 	egBit := m.Mux(steer, kernelBit, m.Const(5, 3)) // 3: the host
 	op := accessOp(m, hasData1, nonPosted1)         // a steered write is an MWr: a write
@@ -234,7 +234,7 @@ func (p *portIn) build() {
 	}
 	slots := p.ruleSlotInputs()
 	v := access.Instance(m, "access", accMod, f1.Requester, ingress, f1.Address, size1, op, egBit, slots)
-	other := m.Zext(m.Not(s1.bar), 5) // the other port's egress bit: 0 A, 1 B
+	other := m.Zext(m.Not(s1.Side), 5) // the other port's egress bit: 0 A, 1 B
 	rv := access.Instance(m, "relay_access", accMod, f1.Requester, ingress, f1.Address, size1, m.Const(2, uint64(acl.OpWrite)), other, slots)
 	s2 := p.stageReg("p2", s1, p.adv)
 	reg2 := func(name string, v ir.Value) ir.Value { ir.Helper(); return p.dataReg("p2_"+name, v, p.adv) }
@@ -245,7 +245,7 @@ func (p *portIn) build() {
 	malformed2, isMsg2 := reg2("malformed", malformed1), reg2("msg", isMsg1)
 
 	// Stage 3: the decision.
-	f2 := tlphdr.Decode(m, "p2_hdr", s2.hdr)
+	f2 := tlphdr.Decode(m, "p2_hdr", s2.Hdr)
 	memAtomic, cfgMsg, isCpl := bit(kind2, kMemAtomic), bit(kind2, kCfgMsg), bit(kind2, kCpl)
 	nonPosted := bit(kind2, kNonPosted)
 	allowed := m.Named("pin_allowed", m.Eq(rule2, m.Const(3, uint64(acl.Allowed))))
@@ -287,12 +287,12 @@ func (p *portIn) build() {
 	// steered write its offset in the slot; everything else leaves as it
 	// came.
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassCompletion, tlp.Fmt3DW))
-	cplHdr := m.Concat(m.Slice(s2.hdr, reqLo+reqW, 128-reqLo-reqW), local2, m.Slice(s2.hdr, 0, reqLo))
-	hdr := m.Mux(isCpl, cplHdr, m.Mux(steer2, tlphdr.Rewrite(m, "pin_rewrite", s2.hdr, kiOff2, f2.Requester), s2.hdr))
+	cplHdr := m.Concat(m.Slice(s2.Hdr, reqLo+reqW, 128-reqLo-reqW), local2, m.Slice(s2.Hdr, 0, reqLo))
+	hdr := m.Mux(isCpl, cplHdr, m.Mux(steer2, tlphdr.Rewrite(m, "pin_rewrite", s2.Hdr, kiOff2, f2.Requester), s2.Hdr))
 	status := m.Mux(m.Eq(reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
-	urHdr := m.Concat(completion(m, s2.hdr, p.self, status, bit(kind2, kMRd), bit(kind2, kLock)), m.Const(32, 0))
+	urHdr := m.Concat(completion(m, s2.Hdr, p.self, status, bit(kind2, kMRd), bit(kind2, kLock)), m.Const(32, 0))
 
-	takeDec := m.Named("pin_take", m.And(p.adv, m.And(s2.valid, s2.sop)))
+	takeDec := m.Named("pin_take", m.And(p.adv, m.And(s2.Valid, s2.SOP)))
 	s3 := p.stageReg("p3", s2, p.adv)
 	d := struct{ ok, complete, egress, slot, relay, hdr, urHdr, reason, relayDenied, rule ir.Value }{
 		p.reg("p3_ok", ok, takeDec), p.reg("p3_complete", complete, takeDec), p.reg("p3_egress", egress, takeDec),
@@ -302,11 +302,11 @@ func (p *portIn) build() {
 	}
 
 	// Router.
-	fromB := s3.bar
+	fromB := s3.Side
 	isEg := func(k uint64) ir.Value { return m.And(d.ok, m.Eq(d.egress, eg(k))) }
-	tail := m.Concat(s3.data, s3.keep, s3.sop, s3.eop)
+	tail := m.Concat(s3.Data, s3.Keep, s3.SOP, s3.EOP)
 	cplBeat := m.Concat(d.urHdr, m.Const(W, 0), m.Const(K, 0), m.Const(1, 1), m.Const(1, 1))
-	cplHere := m.And(d.complete, s3.sop)
+	cplHere := m.And(d.complete, s3.SOP)
 	toA := m.Or(m.And(cplHere, m.Not(fromB)), m.And(d.relay, fromB))
 	toB := m.Or(m.And(cplHere, fromB), m.And(d.relay, m.Not(fromB)))
 	portBeat := m.Mux(d.complete, cplBeat, m.Concat(d.hdr, tail))
@@ -317,10 +317,10 @@ func (p *portIn) build() {
 		{"m_port_a", toA, portBeat},
 		{"m_port_b", toB, portBeat},
 	}
-	p.router(s3.valid, p.adv, routes, W, K)
+	p.router(s3.Valid, p.adv, routes, W, K)
 
 	// Counters.
-	fire := m.Named("pin_count", m.And(p.adv, m.And(s3.valid, s3.sop)))
+	fire := m.Named("pin_count", m.And(p.adv, m.And(s3.Valid, s3.SOP)))
 	for _, r := range pmgr.Reasons() {
 		inc := m.And(fire, m.Eq(d.reason, r4(r)))
 		if r == pmgr.RelayDenied {

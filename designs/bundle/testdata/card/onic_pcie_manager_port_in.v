@@ -186,9 +186,9 @@ module onic_pcie_manager_port_in (
     reg  [31:0] deny_source_invalid = 32'h0; // designs/manager/portin.go:337
     wire [6:0] pin_kind; // designs/manager/portin.go:168: a table
     wire [15:0] pin_local; // designs/manager/portin.go:181: a table
-    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1118: a table
-    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1122: a table
-    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1124: a table
+    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1121: a table
+    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1125: a table
+    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1127: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire port_mux_last_is0; // hdlgen/axis/axis.go:215
@@ -247,11 +247,11 @@ module onic_pcie_manager_port_in (
     wire pin_rewrite_4dw; // designs/manager/portin.go:291
     wire [31:0] pin_rewrite_dw0; // designs/manager/portin.go:291
     wire [31:0] pin_rewrite_dw1; // designs/manager/portin.go:291
-    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1121
-    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1123
-    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1124
-    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1125
-    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1126
+    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1124
+    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1126
+    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1127
+    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1128
+    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1129
     wire pin_take; // designs/manager/portin.go:295
     wire [529:0] _m_port_a_slice_concat_2; // designs/manager/portin.go:307
     wire _m_port_a_for_and; // designs/manager/portin.go:309
