@@ -1127,7 +1127,7 @@ func completion(m *ir.Module, hdr, self, status, mrd, lock ir.Value) ir.Value {
 	many := m.Sub(m.Sub(m.Concat(f.Length, m.Const(2, 0)), lead12), m.Zext(m.Named("cpl_trail_bytes", m.ROM(f.LastBE, 3, trailTab)), 12))
 	bc := m.Named("cpl_byte_count", m.Mux(mrd, m.Mux(single, oneDW, m.Named("cpl_bytes_many_dw", many)), m.Const(12, 4)))
 	la := m.Named("cpl_lower_addr", m.Mux(mrd, m.Concat(m.Slice(f.Address, 2, 5), m.Slice(lead, 0, 2)), m.Const(7, 0)))
-	typ := m.Mux(lock, m.Const(5, 0b01011), m.Const(5, 0b01010))
+	typ := m.Mux(lock, m.Const(5, tlphdr.TypeCode(tlp.CplLk)), m.Const(5, tlphdr.TypeCode(tlp.Cpl)))
 	tag := f.Tag
 	// By the TLP field table: a Cpl (no data), Fmt 000, Length 0.
 	return tlphdr.Compose(m, 96, tlp.ClassCompletion, tlp.Fmt3DW,

@@ -116,7 +116,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	start := m.Named("rb_start", m.And(idle, m.And(validIn, sopIn)))
 	m.SetEnable(hdr, start)
 	f := tlphdr.Decode(m, "rb", hdr)
-	memType := m.Named("rb_mem_request", m.Eq(f.Type, m.Const(5, 0)))
+	memType := m.Named("rb_mem_request", tlphdr.IsType(m, f.Type, tlp.MRd))
 	isWrite := m.Named("rb_is_write", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b01))))
 	isRead := m.Named("rb_is_read", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b00))))
 	// last is the index of the TLP's last DW (Length 0 means 1024),

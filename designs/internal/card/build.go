@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"onic/designs/internal/tlpbus"
+	"onic/tlp"
 	"slices"
 	"strings"
 
@@ -455,7 +456,7 @@ func Build(name string, p Parts) *ir.Module {
 		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = bar, m.Slice(host.Side, 3, 2)
 	}
 	fh := tlphdr.Decode(m, "fence_hdr", host.Hdr)
-	regWrite := m.Named("host_register_write", m.And(m.And(m.Eq(fh.Type, m.Const(5, 0)), m.Eq(m.Slice(fh.Fmt, 1, 2), m.Const(2, 0b01))),
+	regWrite := m.Named("host_register_write", m.And(m.And(tlphdr.IsType(m, fh.Type, tlp.MWr), m.Eq(m.Slice(fh.Fmt, 1, 2), m.Const(2, uint64(tlp.Fmt3DWData)>>1))),
 		m.Eq(bar, m.Const(3, uint64(p.RegisterBAR)))))
 	// (hdr is the TLP's on each of its beats: the register-BAR write's
 	// last beat raises the fence.)

@@ -74,8 +74,8 @@ func PortTagsModule() *ir.Module {
 	hdr := m.Input("s_tlp_hdr", 128)
 	f := tlphdr.Decode(m, "egress_hdr", hdr)
 	typ := f.Type
-	mwr := m.And(f.HasData, m.Eq(typ, m.Const(5, 0)))
-	msg := m.Eq(m.Slice(typ, 3, 2), m.Const(2, 2))
+	mwr := m.And(f.HasData, tlphdr.IsType(m, typ, tlp.MWr))
+	msg := tlphdr.IsMessage(m, typ)
 	np := m.Named("egress_needs_tag", m.And(m.Not(f.Completion), m.Not(m.Or(mwr, msg))))
 	// Whether the cursor's tag is free, registered (below): a choice among
 	// the 256 tags would otherwise be in front of the park, the link's

@@ -136,7 +136,7 @@ func Decode(m *ir.Module, prefix string, hdr ir.Value) Fields {
 		LastBE:    d.field("last_be", req), FirstBE: d.field("first_be", req),
 	}
 	// Completion types are 0b0101x: the requester and tag move to DW2.
-	f.Completion = m.Eq(m.Slice(hdr, typeLo+1, typeW-1), m.Const(typeW-1, 0b0101))
+	f.Completion = m.Eq(m.Slice(hdr, typeLo+1, typeW-1), m.Const(typeW-1, TypeCode(tlp.Cpl)>>1))
 	f.Requester = d.choose(f.Completion, Layout("requester_id", cpl, tlp.Fmt3DW), Layout("requester_id", req, tlp.Fmt3DW))
 	f.Tag = d.choose(f.Completion, Layout("tag", cpl, tlp.Fmt3DW), Layout("tag", req, tlp.Fmt3DW))
 	a32 := Layout("address", req, tlp.Fmt3DW)
@@ -281,4 +281,22 @@ func Compose(m *ir.Module, w int, c tlp.Class, f tlp.Fmt, sets ...Set) ir.Value 
 		hi = lo - 1
 	}
 	return m.Concat(pieces...)
+}
+
+// TypeCode is kind k's Type field as the codec's table has it
+// (tlp.FmtType; a message's with routing 0, its low three bits).
+func TypeCode(k tlp.Kind) uint64 {
+	_, t, _ := tlp.FmtType(k, false, 0)
+	return uint64(t)
+}
+
+// IsType is whether typ, a header's 5-bit Type field, is kind k's.
+func IsType(m *ir.Module, typ ir.Value, k tlp.Kind) ir.Value {
+	return m.Eq(typ, m.Const(5, TypeCode(k)))
+}
+
+// IsMessage is whether typ, a header's 5-bit Type field, is a message's
+// (the codec's 10rrr, whatever the routing rrr).
+func IsMessage(m *ir.Module, typ ir.Value) ir.Value {
+	return m.Eq(m.Slice(typ, 3, 2), m.Const(2, TypeCode(tlp.Msg)>>3))
 }

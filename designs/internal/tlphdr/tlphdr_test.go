@@ -376,3 +376,36 @@ func TestComposeAgainstCodec(t *testing.T) {
 		t.Fatalf("only %d vectors composed", n)
 	}
 }
+
+// TestTypeCodes: for each of the 32 Type values, IsType says MWr (and
+// MRd) exactly where the codec decodes a 3-DW header with (without) data
+// as one, and IsMessage exactly where a 4-DW one is a message (tlp.KindOf).
+func TestTypeCodes(t *testing.T) {
+	m := ir.NewModule("types")
+	typ := m.Input("type", 5)
+	m.Output("is_mwr", IsType(m, typ, tlp.MWr))
+	m.Output("is_mrd", IsType(m, typ, tlp.MRd))
+	m.Output("is_cpl", IsType(m, typ, tlp.Cpl))
+	m.Output("is_msg", IsMessage(m, typ))
+	s, err := sim.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range uint64(32) {
+		s.Set("type", v)
+		s.Settle()
+		for _, c := range []struct {
+			out  string
+			want bool
+		}{
+			{"is_mwr", tlp.KindOf(tlp.Fmt3DWData, uint8(v)) == tlp.MWr},
+			{"is_mrd", tlp.KindOf(tlp.Fmt3DW, uint8(v)) == tlp.MRd},
+			{"is_cpl", tlp.KindOf(tlp.Fmt3DW, uint8(v)) == tlp.Cpl},
+			{"is_msg", tlp.KindOf(tlp.Fmt4DW, uint8(v)) == tlp.Msg},
+		} {
+			if got, _ := s.Get(c.out); (got == 1) != c.want {
+				t.Errorf("type %05b: %s %d, the codec says %v", v, c.out, got, c.want)
+			}
+		}
+	}
+}

@@ -126,7 +126,7 @@ module onic_pcie_manager_regbar (
     wire [15:0] rb_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [9:0] rb_tag; // designs/internal/tlphdr/tlphdr.go:114
     wire [63:0] rb_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire rb_mem_request; // designs/manager/regbar.go:119
+    wire rb_mem_request; // designs/internal/tlphdr/tlphdr.go:295
     wire rb_is_write; // designs/manager/regbar.go:120
     wire rb_is_read; // designs/manager/regbar.go:121
     wire [10:0] rb_last_dw_in; // designs/manager/regbar.go:125
