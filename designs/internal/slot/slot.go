@@ -361,9 +361,9 @@ func Build(c Config, name string) *ir.Module {
 		st := g.stream("in", axis.PacketMux(m, "in_mux", raw[:]))
 		d := g.decide(st, false, true, ir.Value{})
 		st.accept(m, d, rmReady, jobs.Ready)
-		m.Assign(jobs.Valid, m.And(m.And(st.valid, st.sop), m.And(d.pass, rmReady)))
+		m.Assign(jobs.Valid, m.And(m.And(st.Valid, st.SOP), m.And(d.pass, rmReady)))
 		jobs.Data = d.outHdr
-		rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = st.data, byteKeep(m, st.keep), st.eop, st.toKernel
+		rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = st.Data, byteKeep(m, st.Keep), st.EOP, st.toKernel
 		rmIn["s1_tdata"], rmIn["s1_tkeep"], rmIn["s1_tlast"], rmIn["s1_tvalid"] = m.Const(512, 0), m.Const(64, 0), m.Const(1, 0), m.Const(1, 0)
 	} else {
 		// Two inputs: each source's TLPs into its input's pair buffer,
@@ -533,13 +533,14 @@ type intakes struct {
 
 // stream is one input stream after its register slice.
 type stream struct {
-	name                                      string
-	hdr, data, keep, sop, eop, valid, ingress ir.Value
+	name string
+	// The stream (Side the ingress it came from: 0 host, 1 port A, 2
+	// port B; Ready a wire, the slice's consumer).
+	tlpbus.Stream
 	// bytes and beats are the write's payload length in bytes (13 bits)
 	// and in 64-byte beats, worked out before the slice from the header
 	// coming in, so the pair buffers' room checks start from registers.
 	bytes, beats ir.Value
-	ready        ir.Value // wire: the slice's consumer
 	// Set by accept: the beat offered to the kernel or pair buffer, and
 	// a beat taken (passed or dropped).
 	toKernel, taken, drop ir.Value
@@ -558,9 +559,9 @@ func (g *intakes) stream(name string, in axis.Stream) *stream {
 		{Name: "keep", Value: m.Slice(in.Data, 640, 16)}, {Name: "sop", Value: m.Slice(in.Data, 656, 1)},
 		{Name: "ingress", Value: m.Slice(in.Data, 657, 2)}, {Name: "eop", Value: m.Slice(in.Data, 659, 1)},
 		{Name: "bytes", Value: bytes}, {Name: "beats", Value: beats}})
-	st := &stream{name: name, ready: sk.Ready, valid: sk.Valid}
+	st := &stream{name: name, Stream: tlpbus.Stream{Ready: sk.Ready, Valid: sk.Valid}}
 	v := sk.Fields
-	st.hdr, st.data, st.keep, st.sop, st.ingress, st.eop, st.bytes, st.beats = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	st.Hdr, st.Data, st.Keep, st.SOP, st.Side, st.EOP, st.bytes, st.beats = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 	return st
 }
 
@@ -577,10 +578,10 @@ type decision struct {
 // (fits 0); no proxy ID for a port egress.
 func (g *intakes) decide(st *stream, two, isInput bool, fits ir.Value) decision {
 	m, c, n := g.m, g.c, st.name
-	f := tlphdr.Decode(m, n+"_hdr", st.hdr)
+	f := tlphdr.Decode(m, n+"_hdr", st.Hdr)
 	typeLo, typeW := tlphdr.Pos(tlphdr.Layout("type", tlp.ClassMemory, tlp.Fmt3DW))
-	isWrite := m.Named(n+"_is_write", m.And(f.HasData, m.Eq(m.Slice(st.hdr, typeLo, typeW), m.Const(typeW, 0))))
-	fromHost := m.Eq(st.ingress, m.Const(2, uint64(FromHost)))
+	isWrite := m.Named(n+"_is_write", m.And(f.HasData, m.Eq(m.Slice(st.Hdr, typeLo, typeW), m.Const(typeW, 0))))
+	fromHost := m.Eq(st.Side, m.Const(2, uint64(FromHost)))
 	req := g.self
 	proxyOK := m.Const(1, 1)
 	if c.Egress != Host {
@@ -599,7 +600,7 @@ func (g *intakes) decide(st *stream, two, isInput bool, fits ir.Value) decision 
 	open := m.Not(g.closed)
 	write := m.And(isWrite, open)
 	note := func(name string, v ir.Value) ir.Value {
-		g.counts[name] = append(g.counts[name], m.And(m.And(st.valid, st.sop), m.And(st.ready, v)))
+		g.counts[name] = append(g.counts[name], m.And(m.And(st.Valid, st.SOP), m.And(st.Ready, v)))
 		return v
 	}
 	drops := []ir.Value{
@@ -618,7 +619,7 @@ func (g *intakes) decide(st *stream, two, isInput bool, fits ir.Value) decision 
 	drops = append(drops, note("drop_no_proxy", m.And(pass, m.Not(proxyOK))))
 	pass = m.Named(n+"_pass", m.And(pass, proxyOK))
 	outAddr := m.Named(n+"_out_address", m.Add(f.Address, m.Const(64, c.Translated)))
-	return decision{pass: pass, drop: m.Named(n+"_drop", m.Any(drops...)), outHdr: tlphdr.Rewrite(m, n+"_out_rewrite", st.hdr, outAddr, req)}
+	return decision{pass: pass, drop: m.Named(n+"_drop", m.Any(drops...)), outHdr: tlphdr.Rewrite(m, n+"_out_rewrite", st.Hdr, outAddr, req)}
 }
 
 // accept drives st's ready: a dropped TLP is taken whole at once, one
@@ -627,13 +628,13 @@ func (g *intakes) decide(st *stream, two, isInput bool, fits ir.Value) decision 
 // and drop.
 func (st *stream) accept(m *ir.Module, d decision, ready, room ir.Value) {
 	dropping := m.Reg(st.name+"_dropping", 1, 0)
-	st.drop = m.Mux(st.sop, d.drop, dropping)
-	goes := m.Mux(st.sop, m.And(d.pass, room), m.Not(dropping))
-	st.toKernel = m.Named(st.name+"_to_kernel", m.And(st.valid, goes))
-	r := m.Named(st.name+"_ready", m.Or(m.And(st.valid, st.drop), m.And(ready, goes)))
-	m.Assign(st.ready, r)
-	st.taken = m.And(st.valid, r)
-	m.SetNext(dropping, m.Mux(st.taken, m.And(st.drop, m.Not(st.eop)), dropping))
+	st.drop = m.Mux(st.SOP, d.drop, dropping)
+	goes := m.Mux(st.SOP, m.And(d.pass, room), m.Not(dropping))
+	st.toKernel = m.Named(st.name+"_to_kernel", m.And(st.Valid, goes))
+	r := m.Named(st.name+"_ready", m.Or(m.And(st.Valid, st.drop), m.And(ready, goes)))
+	m.Assign(st.Ready, r)
+	st.taken = m.And(st.Valid, r)
+	m.SetNext(dropping, m.Mux(st.taken, m.And(st.drop, m.Not(st.EOP)), dropping))
 }
 
 // setLength puts the Length field and the byte enables into a memory
@@ -759,7 +760,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		x.bytes, x.beats = st.bytes, m.Zext(st.beats, db)
 		x.dataReady = m.Wire(n+"_in_ready", 1)
 		st.accept(m, p.dec[k], x.dataReady, m.Const(1, 1))
-		x.accept = m.Named(n+"_accept", m.And(m.And(st.taken, st.sop), m.Not(st.drop)))
+		x.accept = m.Named(n+"_accept", m.And(m.And(st.taken, st.SOP), m.Not(st.drop)))
 	}
 	// Arrival order, for the requester of a pair's output: each write is
 	// stamped with the cycle it arrived in (a free-running count, so the
@@ -773,7 +774,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		n := fmt.Sprintf("pair%d", k)
 		x.hdrRoom = m.Wire(n+"_hdr_room", 1)
 		x.hdrQ = axis.FIFO(m, n+"_hdrs", axis.Stream{Data: m.Concat(seqOf[k], p.dec[k].outHdr), Valid: x.accept, Ready: x.hdrRoom}, PairTLPs)
-		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(st.eop, st.keep, st.data), Valid: st.toKernel, Ready: x.dataReady}, depth)
+		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(st.EOP, st.Keep, st.Data), Valid: st.toKernel, Ready: x.dataReady}, depth)
 		// Both of a counter's next values are worked out beside the
 		// decision, which only chooses between them: the decision's path
 		// ends in a multiplexer, not in a carry chain.
