@@ -215,14 +215,7 @@ func TX(c Config) (*ir.Module, error) {
 		return txHalves(c)
 	}
 	n, k := c.Lanes, c.cycles()
-	m := ir.NewModule("onic_gty_tx")
-	m.Describe("tx_", "The card's words to send (onic_top's port_<x>_tx_*): a word is taken when tx_ready is high, a control word if tx_ctl; with tx_valid low the lanes carry an idle word.")
-	m.Describe("gt_ready", "The transceivers' transmit side is out of reset and its user clock runs.")
-	m.Describe("gt_tx", "To the transceiver IP: per lane a 64-bit block, its sync header (bits 1:0 of 6) and the gearbox sequence, every cycle.")
-	data := m.Input("tx_data", WordBits)
-	ctl := m.Input("tx_ctl", 1)
-	valid := m.Input("tx_valid", 1)
-	ready := m.Input("gt_ready", 1)
+	m, data, ctl, valid, ready := txModule("To the transceiver IP: per lane a 64-bit block, its sync header (bits 1:0 of 6) and the gearbox sequence, every cycle.")
 
 	blk := m.Reg("word_cycle", widthFor(k), 0)
 	since := m.Reg("words_since_marker", widthFor(c.MarkerWords+1), 0)
@@ -290,6 +283,17 @@ func TX(c Config) (*ir.Module, error) {
 	m.SetEnable(seq, m.And(ready, markerNow))
 	txOutputs(m, ready, blocks, headers)
 	return m, m.Check()
+}
+
+// txModule is the transmit module (onic_gty_tx) with its card-side
+// inputs and gt_ready declared, gt describing its interface to the
+// transceiver IP.
+func txModule(gt string) (m *ir.Module, data, ctl, valid, ready ir.Value) {
+	m = ir.NewModule("onic_gty_tx")
+	m.Describe("tx_", "The card's words to send (onic_top's port_<x>_tx_*): a word is taken when tx_ready is high, a control word if tx_ctl; with tx_valid low the lanes carry an idle word.")
+	m.Describe("gt_ready", "The transceivers' transmit side is out of reset and its user clock runs.")
+	m.Describe("gt_tx", gt)
+	return m, m.Input("tx_data", WordBits), m.Input("tx_ctl", 1), m.Input("tx_valid", 1), m.Input("gt_ready", 1)
 }
 
 // txOutputs drives the transmit module's outputs to the transceiver IP:

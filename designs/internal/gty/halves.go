@@ -31,14 +31,7 @@ import (
 // Long: one module, built top to bottom.
 func txHalves(c Config) (*ir.Module, error) {
 	n := c.Lanes
-	m := ir.NewModule("onic_gty_tx")
-	m.Describe("tx_", "The card's words to send (onic_top's port_<x>_tx_*): a word is taken when tx_ready is high, a control word if tx_ctl; with tx_valid low the lanes carry an idle word.")
-	m.Describe("gt_ready", "The transceivers' transmit side is out of reset and its user clock runs.")
-	m.Describe("gt_tx", "To the transceiver IP (4-byte interface): per lane 32 bits a cycle, a block's low half then its high half, its sync header (bits 1:0 of 6) with the first, and the gearbox sequence.")
-	data := m.Input("tx_data", WordBits)
-	ctl := m.Input("tx_ctl", 1)
-	valid := m.Input("tx_valid", 1)
-	ready := m.Input("gt_ready", 1)
+	m, data, ctl, valid, ready := txModule("To the transceiver IP (4-byte interface): per lane 32 bits a cycle, a block's low half then its high half, its sync header (bits 1:0 of 6) with the first, and the gearbox sequence.")
 
 	second := m.Reg("block_second_half", 1, 0)
 	first := m.Named("block_first_half", m.Not(second))

@@ -30,143 +30,143 @@ module onic_gty_rx (
     reg  [66:0] lane1_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
     reg  [66:0] lane2_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
     reg  [66:0] lane3_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
-    localparam [1:0] DESKEW_STATE_HUNT = 2'h0; // designs/internal/gty/gty.go:460
-    localparam [1:0] DESKEW_STATE_ARM = 2'h1; // designs/internal/gty/gty.go:460
-    localparam [1:0] DESKEW_STATE_RUN = 2'h2; // designs/internal/gty/gty.go:460
-    reg  [255:0] rx_blocks = 256'h0; // designs/internal/gty/gty.go:448
-    reg  [23:0] rx_headers = 24'h0; // designs/internal/gty/gty.go:450
-    reg  [7:0] rx_data_valid = 8'h0; // designs/internal/gty/gty.go:452
-    reg  [7:0] rx_header_valid = 8'h0; // designs/internal/gty/gty.go:454
-    reg  rx_ready = 1'h0; // designs/internal/gty/gty.go:456
-    reg  [1:0] deskew_state = 2'h0; // designs/internal/gty/gty.go:459
-    reg  [7:0] deskew_target = 8'h0; // designs/internal/gty/gty.go:464
-    reg  lane0_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane0_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane0_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane0_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane0_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane0_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane0_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane0_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [13:0] lane0_since_marker = 14'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane0_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [7:0] lane0_marker_last_seq = 8'h0; // designs/internal/gty/gty.go:380
-    reg  [57:0] lane0_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane0_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    localparam [1:0] DESKEW_STATE_HUNT = 2'h0; // designs/internal/gty/gty.go:464
+    localparam [1:0] DESKEW_STATE_ARM = 2'h1; // designs/internal/gty/gty.go:464
+    localparam [1:0] DESKEW_STATE_RUN = 2'h2; // designs/internal/gty/gty.go:464
+    reg  [255:0] rx_blocks = 256'h0; // designs/internal/gty/gty.go:452
+    reg  [23:0] rx_headers = 24'h0; // designs/internal/gty/gty.go:454
+    reg  [7:0] rx_data_valid = 8'h0; // designs/internal/gty/gty.go:456
+    reg  [7:0] rx_header_valid = 8'h0; // designs/internal/gty/gty.go:458
+    reg  rx_ready = 1'h0; // designs/internal/gty/gty.go:460
+    reg  [1:0] deskew_state = 2'h0; // designs/internal/gty/gty.go:463
+    reg  [7:0] deskew_target = 8'h0; // designs/internal/gty/gty.go:468
+    reg  lane0_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane0_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane0_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane0_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane0_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane0_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane0_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane0_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [13:0] lane0_since_marker = 14'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane0_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [7:0] lane0_marker_last_seq = 8'h0; // designs/internal/gty/gty.go:384
+    reg  [57:0] lane0_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane0_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane0_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane0_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane0_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane0_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane0_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane0_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  lane1_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane1_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane1_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane1_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane1_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane1_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane1_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane1_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [13:0] lane1_since_marker = 14'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane1_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane1_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane1_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  lane1_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane1_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane1_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane1_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane1_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane1_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane1_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane1_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [13:0] lane1_since_marker = 14'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane1_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane1_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane1_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane1_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane1_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane1_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane1_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane1_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane1_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  lane2_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane2_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane2_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane2_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane2_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane2_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane2_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane2_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [13:0] lane2_since_marker = 14'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane2_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane2_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane2_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  lane2_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane2_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane2_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane2_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane2_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane2_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane2_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane2_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [13:0] lane2_since_marker = 14'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane2_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane2_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane2_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane2_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane2_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane2_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane2_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane2_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane2_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  lane3_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane3_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane3_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane3_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane3_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane3_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane3_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane3_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [13:0] lane3_since_marker = 14'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane3_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane3_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane3_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  lane3_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane3_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane3_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane3_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane3_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane3_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane3_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane3_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [13:0] lane3_since_marker = 14'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane3_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane3_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane3_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane3_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane3_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane3_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane3_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane3_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane3_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  deskew_all_valid = 1'h0; // designs/internal/gty/gty.go:500
-    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:529
-    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:556
-    reg  [255:0] word_acc = 256'h0; // designs/internal/gty/gty.go:577
-    reg  [1:0] word_header0 = 2'h0; // designs/internal/gty/gty.go:584
-    reg  [1:0] word_header1 = 2'h0; // designs/internal/gty/gty.go:594
-    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/gty.go:602
-    reg  rx_word_ctl = 1'h0; // designs/internal/gty/gty.go:605
-    reg  rx_word_valid = 1'h0; // designs/internal/gty/gty.go:608
-    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:538
-    wire deskew_hunt; // designs/internal/gty/gty.go:461
-    wire deskew_arm; // designs/internal/gty/gty.go:462
-    wire deskew_run; // designs/internal/gty/gty.go:463
-    wire deskew_pop; // designs/internal/gty/gty.go:471
-    wire deskew_take; // designs/internal/gty/gty.go:472
-    wire deskew_live; // designs/internal/gty/gty.go:473
-    wire lane0_header_control; // designs/internal/gty/gty.go:338
-    wire lane0_header_ok; // designs/internal/gty/gty.go:339
-    wire lane0_header_bad; // designs/internal/gty/gty.go:340
-    wire lane0_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane0_block; // designs/internal/gty/gty.go:350
-    wire lane0_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane0_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane0_slip; // designs/internal/gty/gty.go:354
-    wire lane0_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane0_is_marker; // designs/internal/gty/gty.go:372
-    wire lane0_marker_due; // designs/internal/gty/gty.go:381
-    wire lane0_locked_block; // designs/internal/gty/gty.go:382
-    wire lane0_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane0_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane0_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane0_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane0_marker_lost; // designs/internal/gty/gty.go:390
+    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  deskew_all_valid = 1'h0; // designs/internal/gty/gty.go:504
+    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:533
+    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:560
+    reg  [255:0] word_acc = 256'h0; // designs/internal/gty/gty.go:581
+    reg  [1:0] word_header0 = 2'h0; // designs/internal/gty/gty.go:588
+    reg  [1:0] word_header1 = 2'h0; // designs/internal/gty/gty.go:598
+    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/gty.go:606
+    reg  rx_word_ctl = 1'h0; // designs/internal/gty/gty.go:609
+    reg  rx_word_valid = 1'h0; // designs/internal/gty/gty.go:612
+    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:542
+    wire deskew_hunt; // designs/internal/gty/gty.go:465
+    wire deskew_arm; // designs/internal/gty/gty.go:466
+    wire deskew_run; // designs/internal/gty/gty.go:467
+    wire deskew_pop; // designs/internal/gty/gty.go:475
+    wire deskew_take; // designs/internal/gty/gty.go:476
+    wire deskew_live; // designs/internal/gty/gty.go:477
+    wire lane0_header_control; // designs/internal/gty/gty.go:342
+    wire lane0_header_ok; // designs/internal/gty/gty.go:343
+    wire lane0_header_bad; // designs/internal/gty/gty.go:344
+    wire lane0_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane0_block; // designs/internal/gty/gty.go:354
+    wire lane0_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane0_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane0_slip; // designs/internal/gty/gty.go:358
+    wire lane0_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane0_is_marker; // designs/internal/gty/gty.go:376
+    wire lane0_marker_due; // designs/internal/gty/gty.go:385
+    wire lane0_locked_block; // designs/internal/gty/gty.go:386
+    wire lane0_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane0_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane0_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane0_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane0_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane0_descrambled; // designs/internal/gty/gty.go:162
-    wire lane0_start_here; // designs/internal/gty/gty.go:411
-    wire lane0_writing; // designs/internal/gty/gty.go:412
-    wire lane0_write; // designs/internal/gty/gty.go:414
-    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane0_start_here; // designs/internal/gty/gty.go:415
+    wire lane0_writing; // designs/internal/gty/gty.go:416
+    wire lane0_write; // designs/internal/gty/gty.go:418
+    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane0_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane0_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane0_deskew_full; // hdlgen/axis/axis.go:141
@@ -177,33 +177,33 @@ module onic_gty_rx (
     wire lane0_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane0_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane0_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane0_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane0_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane0_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire lane1_header_control; // designs/internal/gty/gty.go:338
-    wire lane1_header_ok; // designs/internal/gty/gty.go:339
-    wire lane1_header_bad; // designs/internal/gty/gty.go:340
-    wire lane1_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane1_block; // designs/internal/gty/gty.go:350
-    wire lane1_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane1_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane1_slip; // designs/internal/gty/gty.go:354
-    wire lane1_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane1_is_marker; // designs/internal/gty/gty.go:372
-    wire lane1_marker_due; // designs/internal/gty/gty.go:381
-    wire lane1_locked_block; // designs/internal/gty/gty.go:382
-    wire lane1_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane1_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane1_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane1_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane1_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane0_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane0_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane0_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire lane1_header_control; // designs/internal/gty/gty.go:342
+    wire lane1_header_ok; // designs/internal/gty/gty.go:343
+    wire lane1_header_bad; // designs/internal/gty/gty.go:344
+    wire lane1_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane1_block; // designs/internal/gty/gty.go:354
+    wire lane1_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane1_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane1_slip; // designs/internal/gty/gty.go:358
+    wire lane1_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane1_is_marker; // designs/internal/gty/gty.go:376
+    wire lane1_marker_due; // designs/internal/gty/gty.go:385
+    wire lane1_locked_block; // designs/internal/gty/gty.go:386
+    wire lane1_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane1_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane1_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane1_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane1_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane1_descrambled; // designs/internal/gty/gty.go:162
-    wire lane1_start_here; // designs/internal/gty/gty.go:411
-    wire lane1_writing; // designs/internal/gty/gty.go:412
-    wire lane1_write; // designs/internal/gty/gty.go:414
-    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane1_start_here; // designs/internal/gty/gty.go:415
+    wire lane1_writing; // designs/internal/gty/gty.go:416
+    wire lane1_write; // designs/internal/gty/gty.go:418
+    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane1_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane1_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane1_deskew_full; // hdlgen/axis/axis.go:141
@@ -214,33 +214,33 @@ module onic_gty_rx (
     wire lane1_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane1_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane1_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane1_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane1_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane1_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire lane2_header_control; // designs/internal/gty/gty.go:338
-    wire lane2_header_ok; // designs/internal/gty/gty.go:339
-    wire lane2_header_bad; // designs/internal/gty/gty.go:340
-    wire lane2_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane2_block; // designs/internal/gty/gty.go:350
-    wire lane2_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane2_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane2_slip; // designs/internal/gty/gty.go:354
-    wire lane2_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane2_is_marker; // designs/internal/gty/gty.go:372
-    wire lane2_marker_due; // designs/internal/gty/gty.go:381
-    wire lane2_locked_block; // designs/internal/gty/gty.go:382
-    wire lane2_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane2_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane2_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane2_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane2_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane1_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane1_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane1_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire lane2_header_control; // designs/internal/gty/gty.go:342
+    wire lane2_header_ok; // designs/internal/gty/gty.go:343
+    wire lane2_header_bad; // designs/internal/gty/gty.go:344
+    wire lane2_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane2_block; // designs/internal/gty/gty.go:354
+    wire lane2_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane2_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane2_slip; // designs/internal/gty/gty.go:358
+    wire lane2_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane2_is_marker; // designs/internal/gty/gty.go:376
+    wire lane2_marker_due; // designs/internal/gty/gty.go:385
+    wire lane2_locked_block; // designs/internal/gty/gty.go:386
+    wire lane2_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane2_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane2_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane2_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane2_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane2_descrambled; // designs/internal/gty/gty.go:162
-    wire lane2_start_here; // designs/internal/gty/gty.go:411
-    wire lane2_writing; // designs/internal/gty/gty.go:412
-    wire lane2_write; // designs/internal/gty/gty.go:414
-    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane2_start_here; // designs/internal/gty/gty.go:415
+    wire lane2_writing; // designs/internal/gty/gty.go:416
+    wire lane2_write; // designs/internal/gty/gty.go:418
+    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane2_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane2_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane2_deskew_full; // hdlgen/axis/axis.go:141
@@ -251,33 +251,33 @@ module onic_gty_rx (
     wire lane2_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane2_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane2_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane2_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane2_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane2_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire lane3_header_control; // designs/internal/gty/gty.go:338
-    wire lane3_header_ok; // designs/internal/gty/gty.go:339
-    wire lane3_header_bad; // designs/internal/gty/gty.go:340
-    wire lane3_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane3_block; // designs/internal/gty/gty.go:350
-    wire lane3_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane3_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane3_slip; // designs/internal/gty/gty.go:354
-    wire lane3_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane3_is_marker; // designs/internal/gty/gty.go:372
-    wire lane3_marker_due; // designs/internal/gty/gty.go:381
-    wire lane3_locked_block; // designs/internal/gty/gty.go:382
-    wire lane3_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane3_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane3_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane3_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane3_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane2_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane2_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane2_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire lane3_header_control; // designs/internal/gty/gty.go:342
+    wire lane3_header_ok; // designs/internal/gty/gty.go:343
+    wire lane3_header_bad; // designs/internal/gty/gty.go:344
+    wire lane3_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane3_block; // designs/internal/gty/gty.go:354
+    wire lane3_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane3_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane3_slip; // designs/internal/gty/gty.go:358
+    wire lane3_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane3_is_marker; // designs/internal/gty/gty.go:376
+    wire lane3_marker_due; // designs/internal/gty/gty.go:385
+    wire lane3_locked_block; // designs/internal/gty/gty.go:386
+    wire lane3_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane3_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane3_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane3_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane3_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane3_descrambled; // designs/internal/gty/gty.go:162
-    wire lane3_start_here; // designs/internal/gty/gty.go:411
-    wire lane3_writing; // designs/internal/gty/gty.go:412
-    wire lane3_write; // designs/internal/gty/gty.go:414
-    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane3_start_here; // designs/internal/gty/gty.go:415
+    wire lane3_writing; // designs/internal/gty/gty.go:416
+    wire lane3_write; // designs/internal/gty/gty.go:418
+    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane3_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane3_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane3_deskew_full; // hdlgen/axis/axis.go:141
@@ -288,27 +288,27 @@ module onic_gty_rx (
     wire lane3_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane3_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane3_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane3_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane3_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane3_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire deskew_all_valid_next; // designs/internal/gty/gty.go:492
-    wire markers_out; // designs/internal/gty/gty.go:517
-    wire all_markers_locked; // designs/internal/gty/gty.go:518
-    wire _markers_apart_not; // designs/internal/gty/gty.go:522
-    wire markers_apart; // designs/internal/gty/gty.go:522
-    wire deskew_restart; // designs/internal/gty/gty.go:523
-    wire [1:0] _deskew_state_next_mux; // designs/internal/gty/gty.go:525
-    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:524
-    wire deskew_pick; // designs/internal/gty/gty.go:558
-    wire deskew_stopped; // designs/internal/gty/gty.go:559
-    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:564
-    wire word_last; // designs/internal/gty/gty.go:565
-    wire word_first; // designs/internal/gty/gty.go:570
-    wire word_first_pick; // designs/internal/gty/gty.go:583
-    wire word_idle; // designs/internal/gty/gty.go:600
-    wire word_done; // designs/internal/gty/gty.go:601
+    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane3_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane3_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane3_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire deskew_all_valid_next; // designs/internal/gty/gty.go:496
+    wire markers_out; // designs/internal/gty/gty.go:521
+    wire all_markers_locked; // designs/internal/gty/gty.go:522
+    wire _markers_apart_not; // designs/internal/gty/gty.go:526
+    wire markers_apart; // designs/internal/gty/gty.go:526
+    wire deskew_restart; // designs/internal/gty/gty.go:527
+    wire [1:0] _deskew_state_next_mux; // designs/internal/gty/gty.go:529
+    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:528
+    wire deskew_pick; // designs/internal/gty/gty.go:562
+    wire deskew_stopped; // designs/internal/gty/gty.go:563
+    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:568
+    wire word_last; // designs/internal/gty/gty.go:569
+    wire word_first; // designs/internal/gty/gty.go:574
+    wire word_first_pick; // designs/internal/gty/gty.go:587
+    wire word_idle; // designs/internal/gty/gty.go:604
+    wire word_done; // designs/internal/gty/gty.go:605
     wire unused;
 
 `ifndef SYNTHESIS

@@ -19,48 +19,48 @@ module onic_gty_tx (
     output wire [23:0] gt_txheader,
     output wire [27:0] gt_txsequence
 );
-    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:227
-    reg  [12:0] words_since_marker = 13'h0; // designs/internal/gty/gty.go:228
-    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/gty.go:229
-    reg  [255:0] word_rest = 256'h0; // designs/internal/gty/gty.go:243
-    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/gty.go:266
-    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/gty.go:266
-    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/gty.go:266
-    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/gty.go:266
-    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:300
-    wire word_start; // designs/internal/gty/gty.go:230
-    wire marker_now; // designs/internal/gty/gty.go:231
-    wire no_marker; // designs/internal/gty/gty.go:232
-    wire take; // designs/internal/gty/gty.go:233
-    wire scramble_step; // designs/internal/gty/gty.go:234
-    wire [63:0] marker_seq_field; // designs/internal/gty/gty.go:235
-    wire idle; // designs/internal/gty/gty.go:237
-    wire [511:0] word; // designs/internal/gty/gty.go:238
-    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:255
+    reg  word_cycle = 1'h0; // designs/internal/gty/gty.go:220
+    reg  [12:0] words_since_marker = 13'h0; // designs/internal/gty/gty.go:221
+    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/gty.go:222
+    reg  [255:0] word_rest = 256'h0; // designs/internal/gty/gty.go:236
+    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/gty.go:259
+    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/gty.go:259
+    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/gty.go:259
+    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/gty.go:259
+    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:304
+    wire word_start; // designs/internal/gty/gty.go:223
+    wire marker_now; // designs/internal/gty/gty.go:224
+    wire no_marker; // designs/internal/gty/gty.go:225
+    wire take; // designs/internal/gty/gty.go:226
+    wire scramble_step; // designs/internal/gty/gty.go:227
+    wire [63:0] marker_seq_field; // designs/internal/gty/gty.go:228
+    wire idle; // designs/internal/gty/gty.go:230
+    wire [511:0] word; // designs/internal/gty/gty.go:231
+    wire [255:0] cycle_blocks; // designs/internal/gty/gty.go:248
     wire [38:0] lane0_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane0_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane0_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane0_scrambled; // designs/internal/gty/gty.go:168
-    wire [63:0] lane0_block; // designs/internal/gty/gty.go:272
-    wire [1:0] lane0_header; // designs/internal/gty/gty.go:283
+    wire [63:0] lane0_block; // designs/internal/gty/gty.go:265
+    wire [1:0] lane0_header; // designs/internal/gty/gty.go:276
     wire [38:0] lane1_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane1_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane1_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane1_scrambled; // designs/internal/gty/gty.go:168
-    wire [63:0] lane1_block; // designs/internal/gty/gty.go:272
-    wire [1:0] lane1_header; // designs/internal/gty/gty.go:283
+    wire [63:0] lane1_block; // designs/internal/gty/gty.go:265
+    wire [1:0] lane1_header; // designs/internal/gty/gty.go:276
     wire [38:0] lane2_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane2_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane2_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane2_scrambled; // designs/internal/gty/gty.go:168
-    wire [63:0] lane2_block; // designs/internal/gty/gty.go:272
-    wire [1:0] lane2_header; // designs/internal/gty/gty.go:283
+    wire [63:0] lane2_block; // designs/internal/gty/gty.go:265
+    wire [1:0] lane2_header; // designs/internal/gty/gty.go:276
     wire [38:0] lane3_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane3_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane3_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane3_scrambled; // designs/internal/gty/gty.go:168
-    wire [63:0] lane3_block; // designs/internal/gty/gty.go:272
-    wire [1:0] lane3_header; // designs/internal/gty/gty.go:283
+    wire [63:0] lane3_block; // designs/internal/gty/gty.go:265
+    wire [1:0] lane3_header; // designs/internal/gty/gty.go:276
 
     assign word_start = word_cycle == 1'h0;
     assign marker_now = word_start & (words_since_marker == 13'h1000);

@@ -42,459 +42,459 @@ module onic_gty_rx (
     reg  [66:0] lane13_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
     reg  [66:0] lane14_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
     reg  [66:0] lane15_deskew_mem [0:31]; // hdlgen/axis/axis.go:136
-    localparam [1:0] DESKEW_STATE_HUNT = 2'h0; // designs/internal/gty/gty.go:460
-    localparam [1:0] DESKEW_STATE_ARM = 2'h1; // designs/internal/gty/gty.go:460
-    localparam [1:0] DESKEW_STATE_RUN = 2'h2; // designs/internal/gty/gty.go:460
-    reg  [511:0] rx_blocks = 512'h0; // designs/internal/gty/gty.go:448
-    reg  [95:0] rx_headers = 96'h0; // designs/internal/gty/gty.go:450
-    reg  [31:0] rx_data_valid = 32'h0; // designs/internal/gty/gty.go:452
-    reg  [31:0] rx_header_valid = 32'h0; // designs/internal/gty/gty.go:454
-    reg  rx_ready = 1'h0; // designs/internal/gty/gty.go:456
-    reg  [1:0] deskew_state = 2'h0; // designs/internal/gty/gty.go:459
-    reg  [7:0] deskew_target = 8'h0; // designs/internal/gty/gty.go:464
-    reg  [31:0] lane0_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane0_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane0_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane0_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane0_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane0_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane0_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane0_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane0_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane0_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane0_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane0_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane0_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [7:0] lane0_marker_last_seq = 8'h0; // designs/internal/gty/gty.go:380
-    reg  [57:0] lane0_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane0_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    localparam [1:0] DESKEW_STATE_HUNT = 2'h0; // designs/internal/gty/gty.go:464
+    localparam [1:0] DESKEW_STATE_ARM = 2'h1; // designs/internal/gty/gty.go:464
+    localparam [1:0] DESKEW_STATE_RUN = 2'h2; // designs/internal/gty/gty.go:464
+    reg  [511:0] rx_blocks = 512'h0; // designs/internal/gty/gty.go:452
+    reg  [95:0] rx_headers = 96'h0; // designs/internal/gty/gty.go:454
+    reg  [31:0] rx_data_valid = 32'h0; // designs/internal/gty/gty.go:456
+    reg  [31:0] rx_header_valid = 32'h0; // designs/internal/gty/gty.go:458
+    reg  rx_ready = 1'h0; // designs/internal/gty/gty.go:460
+    reg  [1:0] deskew_state = 2'h0; // designs/internal/gty/gty.go:463
+    reg  [7:0] deskew_target = 8'h0; // designs/internal/gty/gty.go:468
+    reg  [31:0] lane0_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane0_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane0_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane0_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane0_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane0_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane0_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane0_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane0_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane0_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane0_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane0_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane0_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [7:0] lane0_marker_last_seq = 8'h0; // designs/internal/gty/gty.go:384
+    reg  [57:0] lane0_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane0_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane0_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane0_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane0_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane0_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane0_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane0_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane0_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane0_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane1_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane1_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane1_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane1_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane1_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane1_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane1_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane1_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane1_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane1_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane1_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane1_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane1_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane1_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane1_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane0_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane0_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane1_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane1_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane1_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane1_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane1_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane1_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane1_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane1_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane1_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane1_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane1_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane1_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane1_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane1_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane1_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane1_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane1_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane1_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane1_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane1_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane1_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane1_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane1_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane2_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane2_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane2_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane2_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane2_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane2_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane2_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane2_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane2_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane2_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane2_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane2_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane2_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane2_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane2_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane1_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane1_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane2_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane2_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane2_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane2_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane2_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane2_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane2_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane2_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane2_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane2_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane2_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane2_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane2_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane2_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane2_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane2_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane2_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane2_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane2_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane2_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane2_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane2_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane2_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane3_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane3_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane3_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane3_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane3_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane3_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane3_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane3_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane3_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane3_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane3_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane3_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane3_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane3_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane3_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane2_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane2_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane3_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane3_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane3_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane3_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane3_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane3_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane3_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane3_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane3_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane3_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane3_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane3_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane3_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane3_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane3_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane3_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane3_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane3_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane3_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane3_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane3_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane3_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane3_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane4_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane4_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane4_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane4_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane4_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane4_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane4_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane4_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane4_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane4_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane4_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane4_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane4_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane4_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane4_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane4_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane4_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane3_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane3_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane4_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane4_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane4_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane4_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane4_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane4_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane4_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane4_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane4_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane4_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane4_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane4_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane4_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane4_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane4_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane4_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane4_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane4_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane4_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane4_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane4_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane4_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane4_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane4_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane4_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane5_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane5_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane5_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane5_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane5_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane5_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane5_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane5_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane5_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane5_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane5_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane5_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane5_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane5_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane5_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane5_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane5_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane4_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane4_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane5_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane5_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane5_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane5_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane5_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane5_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane5_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane5_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane5_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane5_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane5_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane5_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane5_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane5_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane5_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane5_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane5_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane5_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane5_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane5_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane5_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane5_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane5_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane5_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane5_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane6_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane6_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane6_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane6_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane6_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane6_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane6_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane6_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane6_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane6_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane6_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane6_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane6_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane6_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane6_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane6_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane6_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane5_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane5_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane6_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane6_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane6_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane6_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane6_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane6_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane6_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane6_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane6_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane6_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane6_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane6_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane6_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane6_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane6_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane6_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane6_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane6_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane6_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane6_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane6_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane6_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane6_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane6_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane6_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane7_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane7_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane7_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane7_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane7_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane7_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane7_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane7_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane7_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane7_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane7_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane7_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane7_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane7_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane7_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane7_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane7_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane6_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane6_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane7_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane7_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane7_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane7_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane7_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane7_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane7_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane7_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane7_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane7_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane7_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane7_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane7_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane7_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane7_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane7_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane7_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane7_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane7_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane7_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane7_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane7_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane7_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane7_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane7_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane8_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane8_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane8_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane8_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane8_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane8_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane8_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane8_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane8_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane8_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane8_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane8_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane8_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane8_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane8_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane8_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane8_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane7_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane7_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane8_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane8_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane8_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane8_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane8_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane8_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane8_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane8_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane8_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane8_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane8_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane8_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane8_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane8_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane8_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane8_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane8_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane8_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane8_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane8_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane8_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane8_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane8_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane8_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane8_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane9_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane9_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane9_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane9_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane9_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane9_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane9_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane9_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane9_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane9_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane9_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane9_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane9_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane9_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane9_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane9_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane9_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane8_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane8_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane9_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane9_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane9_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane9_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane9_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane9_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane9_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane9_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane9_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane9_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane9_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane9_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane9_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane9_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane9_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane9_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane9_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane9_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane9_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane9_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane9_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane9_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane9_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane9_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane9_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane10_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane10_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane10_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane10_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane10_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane10_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane10_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane10_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane10_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane10_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane10_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane10_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane10_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane10_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane10_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane10_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane10_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane9_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane9_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane10_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane10_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane10_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane10_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane10_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane10_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane10_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane10_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane10_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane10_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane10_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane10_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane10_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane10_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane10_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane10_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane10_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane10_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane10_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane10_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane10_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane10_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane10_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane10_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane10_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane11_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane11_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane11_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane11_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane11_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane11_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane11_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane11_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane11_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane11_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane11_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane11_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane11_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane11_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane11_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane11_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane11_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane10_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane10_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane11_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane11_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane11_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane11_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane11_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane11_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane11_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane11_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane11_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane11_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane11_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane11_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane11_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane11_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane11_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane11_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane11_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane11_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane11_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane11_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane11_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane11_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane11_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane11_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane11_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane12_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane12_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane12_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane12_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane12_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane12_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane12_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane12_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane12_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane12_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane12_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane12_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane12_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane12_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane12_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane12_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane12_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane11_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane11_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane12_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane12_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane12_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane12_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane12_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane12_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane12_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane12_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane12_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane12_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane12_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane12_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane12_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane12_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane12_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane12_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane12_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane12_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane12_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane12_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane12_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane12_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane12_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane12_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane12_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane13_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane13_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane13_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane13_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane13_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane13_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane13_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane13_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane13_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane13_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane13_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane13_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane13_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane13_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane13_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane13_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane13_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane12_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane12_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane13_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane13_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane13_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane13_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane13_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane13_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane13_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane13_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane13_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane13_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane13_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane13_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane13_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane13_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane13_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane13_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane13_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane13_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane13_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane13_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane13_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane13_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane13_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane13_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane13_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane14_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane14_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane14_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane14_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane14_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane14_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane14_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane14_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane14_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane14_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane14_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane14_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane14_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane14_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane14_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane14_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane14_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane13_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane13_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane14_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane14_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane14_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane14_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane14_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane14_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane14_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane14_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane14_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane14_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane14_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane14_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane14_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane14_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane14_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane14_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane14_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane14_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane14_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane14_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane14_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane14_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane14_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane14_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane14_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  [31:0] lane15_low_half = 32'h0; // designs/internal/gty/halves.go:130
-    reg  [1:0] lane15_low_header = 2'h0; // designs/internal/gty/halves.go:131
-    reg  lane15_low_held = 1'h0; // designs/internal/gty/halves.go:132
-    reg  lane15_block_locked = 1'h0; // designs/internal/gty/gty.go:344
-    reg  [5:0] lane15_good_headers = 6'h0; // designs/internal/gty/gty.go:345
-    reg  [5:0] lane15_lock_window = 6'h0; // designs/internal/gty/gty.go:346
-    reg  [4:0] lane15_bad_headers = 5'h0; // designs/internal/gty/gty.go:347
-    reg  [5:0] lane15_slip_wait = 6'h0; // designs/internal/gty/gty.go:348
-    reg  lane15_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:365
-    reg  lane15_marker_locked = 1'h0; // designs/internal/gty/gty.go:376
-    reg  lane15_marker_seen = 1'h0; // designs/internal/gty/gty.go:377
-    reg  [11:0] lane15_since_marker = 12'h0; // designs/internal/gty/gty.go:378
-    reg  [1:0] lane15_markers_missed = 2'h0; // designs/internal/gty/gty.go:379
-    reg  [57:0] lane15_descrambler = 58'h0; // designs/internal/gty/gty.go:403
-    reg  lane15_started = 1'h0; // designs/internal/gty/gty.go:410
-    reg  [66:0] lane15_deskew_entry = 67'h0; // designs/internal/gty/gty.go:628
-    reg  lane15_deskew_write = 1'h0; // designs/internal/gty/gty.go:630
+    reg  [5:0] lane14_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane14_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  [31:0] lane15_low_half = 32'h0; // designs/internal/gty/halves.go:123
+    reg  [1:0] lane15_low_header = 2'h0; // designs/internal/gty/halves.go:124
+    reg  lane15_low_held = 1'h0; // designs/internal/gty/halves.go:125
+    reg  lane15_block_locked = 1'h0; // designs/internal/gty/gty.go:348
+    reg  [5:0] lane15_good_headers = 6'h0; // designs/internal/gty/gty.go:349
+    reg  [5:0] lane15_lock_window = 6'h0; // designs/internal/gty/gty.go:350
+    reg  [4:0] lane15_bad_headers = 5'h0; // designs/internal/gty/gty.go:351
+    reg  [5:0] lane15_slip_wait = 6'h0; // designs/internal/gty/gty.go:352
+    reg  lane15_gearbox_slip = 1'h0; // designs/internal/gty/gty.go:369
+    reg  lane15_marker_locked = 1'h0; // designs/internal/gty/gty.go:380
+    reg  lane15_marker_seen = 1'h0; // designs/internal/gty/gty.go:381
+    reg  [11:0] lane15_since_marker = 12'h0; // designs/internal/gty/gty.go:382
+    reg  [1:0] lane15_markers_missed = 2'h0; // designs/internal/gty/gty.go:383
+    reg  [57:0] lane15_descrambler = 58'h0; // designs/internal/gty/gty.go:407
+    reg  lane15_started = 1'h0; // designs/internal/gty/gty.go:414
+    reg  [66:0] lane15_deskew_entry = 67'h0; // designs/internal/gty/gty.go:632
+    reg  lane15_deskew_write = 1'h0; // designs/internal/gty/gty.go:634
     reg  [5:0] lane15_deskew_rptr = 6'h0; // hdlgen/axis/axis.go:134
     reg  [5:0] lane15_deskew_wptr = 6'h0; // hdlgen/axis/axis.go:135
     reg  lane15_deskew_bypass = 1'h0; // hdlgen/axis/axis.go:137
     reg  [66:0] lane15_deskew_bypass_data = 67'h0; // hdlgen/axis/axis.go:138
     reg  [5:0] lane15_deskew_rptr_inc = 6'h1; // hdlgen/axis/axis.go:152
     reg  [66:0] lane15_deskew_head = 67'h0; // hdlgen/axis/axis.go:158
-    reg  [5:0] lane15_deskew_count = 6'h0; // designs/internal/gty/gty.go:642
-    reg  lane15_deskew_holds = 1'h0; // designs/internal/gty/gty.go:643
-    reg  deskew_all_valid = 1'h0; // designs/internal/gty/gty.go:500
-    reg  word_b_pending = 1'h0; // designs/internal/gty/gty.go:504
-    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:529
-    reg  [511:0] word_b_held = 512'h0; // designs/internal/gty/halves.go:160
-    reg  word_b_ctl = 1'h0; // designs/internal/gty/halves.go:163
-    reg  word_b_idle = 1'h1; // designs/internal/gty/halves.go:163
-    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/halves.go:171
-    reg  rx_word_ctl = 1'h0; // designs/internal/gty/halves.go:174
-    reg  rx_word_valid = 1'h0; // designs/internal/gty/halves.go:177
-    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:538
-    wire deskew_hunt; // designs/internal/gty/gty.go:461
-    wire deskew_arm; // designs/internal/gty/gty.go:462
-    wire deskew_run; // designs/internal/gty/gty.go:463
-    wire deskew_pop; // designs/internal/gty/gty.go:471
-    wire deskew_take; // designs/internal/gty/gty.go:472
-    wire deskew_live; // designs/internal/gty/gty.go:473
-    wire _lane0_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane0_first_half; // designs/internal/gty/halves.go:133
-    wire lane0_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane0_joined; // designs/internal/gty/halves.go:140
-    wire lane0_header_control; // designs/internal/gty/gty.go:338
-    wire lane0_header_ok; // designs/internal/gty/gty.go:339
-    wire lane0_header_bad; // designs/internal/gty/gty.go:340
-    wire lane0_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane0_block; // designs/internal/gty/gty.go:350
-    wire lane0_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane0_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane0_slip; // designs/internal/gty/gty.go:354
-    wire lane0_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane0_is_marker; // designs/internal/gty/gty.go:372
-    wire lane0_marker_due; // designs/internal/gty/gty.go:381
-    wire lane0_locked_block; // designs/internal/gty/gty.go:382
-    wire lane0_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane0_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane0_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane0_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane0_marker_lost; // designs/internal/gty/gty.go:390
+    reg  [5:0] lane15_deskew_count = 6'h0; // designs/internal/gty/gty.go:646
+    reg  lane15_deskew_holds = 1'h0; // designs/internal/gty/gty.go:647
+    reg  deskew_all_valid = 1'h0; // designs/internal/gty/gty.go:504
+    reg  word_b_pending = 1'h0; // designs/internal/gty/gty.go:508
+    reg  [15:0] realigns_count = 16'h0; // designs/internal/gty/gty.go:533
+    reg  [511:0] word_b_held = 512'h0; // designs/internal/gty/halves.go:153
+    reg  word_b_ctl = 1'h0; // designs/internal/gty/halves.go:156
+    reg  word_b_idle = 1'h1; // designs/internal/gty/halves.go:156
+    reg  [511:0] rx_word = 512'h0; // designs/internal/gty/halves.go:164
+    reg  rx_word_ctl = 1'h0; // designs/internal/gty/halves.go:167
+    reg  rx_word_valid = 1'h0; // designs/internal/gty/halves.go:170
+    reg  lanes_bonded = 1'h0; // designs/internal/gty/gty.go:542
+    wire deskew_hunt; // designs/internal/gty/gty.go:465
+    wire deskew_arm; // designs/internal/gty/gty.go:466
+    wire deskew_run; // designs/internal/gty/gty.go:467
+    wire deskew_pop; // designs/internal/gty/gty.go:475
+    wire deskew_take; // designs/internal/gty/gty.go:476
+    wire deskew_live; // designs/internal/gty/gty.go:477
+    wire _lane0_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane0_first_half; // designs/internal/gty/halves.go:126
+    wire lane0_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane0_joined; // designs/internal/gty/halves.go:133
+    wire lane0_header_control; // designs/internal/gty/gty.go:342
+    wire lane0_header_ok; // designs/internal/gty/gty.go:343
+    wire lane0_header_bad; // designs/internal/gty/gty.go:344
+    wire lane0_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane0_block; // designs/internal/gty/gty.go:354
+    wire lane0_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane0_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane0_slip; // designs/internal/gty/gty.go:358
+    wire lane0_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane0_is_marker; // designs/internal/gty/gty.go:376
+    wire lane0_marker_due; // designs/internal/gty/gty.go:385
+    wire lane0_locked_block; // designs/internal/gty/gty.go:386
+    wire lane0_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane0_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane0_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane0_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane0_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane0_descrambled; // designs/internal/gty/gty.go:162
-    wire lane0_start_here; // designs/internal/gty/gty.go:411
-    wire lane0_writing; // designs/internal/gty/gty.go:412
-    wire lane0_write; // designs/internal/gty/gty.go:414
-    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane0_start_here; // designs/internal/gty/gty.go:415
+    wire lane0_writing; // designs/internal/gty/gty.go:416
+    wire lane0_write; // designs/internal/gty/gty.go:418
+    wire lane0_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane0_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane0_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane0_deskew_full; // hdlgen/axis/axis.go:141
@@ -505,37 +505,37 @@ module onic_gty_rx (
     wire lane0_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane0_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane0_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane0_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane0_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane0_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane1_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane1_first_half; // designs/internal/gty/halves.go:133
-    wire lane1_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane1_joined; // designs/internal/gty/halves.go:140
-    wire lane1_header_control; // designs/internal/gty/gty.go:338
-    wire lane1_header_ok; // designs/internal/gty/gty.go:339
-    wire lane1_header_bad; // designs/internal/gty/gty.go:340
-    wire lane1_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane1_block; // designs/internal/gty/gty.go:350
-    wire lane1_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane1_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane1_slip; // designs/internal/gty/gty.go:354
-    wire lane1_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane1_is_marker; // designs/internal/gty/gty.go:372
-    wire lane1_marker_due; // designs/internal/gty/gty.go:381
-    wire lane1_locked_block; // designs/internal/gty/gty.go:382
-    wire lane1_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane1_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane1_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane1_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane1_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane0_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane0_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane0_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane0_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane0_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane1_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane1_first_half; // designs/internal/gty/halves.go:126
+    wire lane1_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane1_joined; // designs/internal/gty/halves.go:133
+    wire lane1_header_control; // designs/internal/gty/gty.go:342
+    wire lane1_header_ok; // designs/internal/gty/gty.go:343
+    wire lane1_header_bad; // designs/internal/gty/gty.go:344
+    wire lane1_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane1_block; // designs/internal/gty/gty.go:354
+    wire lane1_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane1_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane1_slip; // designs/internal/gty/gty.go:358
+    wire lane1_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane1_is_marker; // designs/internal/gty/gty.go:376
+    wire lane1_marker_due; // designs/internal/gty/gty.go:385
+    wire lane1_locked_block; // designs/internal/gty/gty.go:386
+    wire lane1_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane1_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane1_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane1_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane1_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane1_descrambled; // designs/internal/gty/gty.go:162
-    wire lane1_start_here; // designs/internal/gty/gty.go:411
-    wire lane1_writing; // designs/internal/gty/gty.go:412
-    wire lane1_write; // designs/internal/gty/gty.go:414
-    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane1_start_here; // designs/internal/gty/gty.go:415
+    wire lane1_writing; // designs/internal/gty/gty.go:416
+    wire lane1_write; // designs/internal/gty/gty.go:418
+    wire lane1_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane1_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane1_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane1_deskew_full; // hdlgen/axis/axis.go:141
@@ -546,37 +546,37 @@ module onic_gty_rx (
     wire lane1_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane1_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane1_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane1_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane1_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane1_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane2_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane2_first_half; // designs/internal/gty/halves.go:133
-    wire lane2_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane2_joined; // designs/internal/gty/halves.go:140
-    wire lane2_header_control; // designs/internal/gty/gty.go:338
-    wire lane2_header_ok; // designs/internal/gty/gty.go:339
-    wire lane2_header_bad; // designs/internal/gty/gty.go:340
-    wire lane2_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane2_block; // designs/internal/gty/gty.go:350
-    wire lane2_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane2_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane2_slip; // designs/internal/gty/gty.go:354
-    wire lane2_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane2_is_marker; // designs/internal/gty/gty.go:372
-    wire lane2_marker_due; // designs/internal/gty/gty.go:381
-    wire lane2_locked_block; // designs/internal/gty/gty.go:382
-    wire lane2_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane2_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane2_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane2_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane2_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane1_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane1_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane1_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane1_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane1_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane2_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane2_first_half; // designs/internal/gty/halves.go:126
+    wire lane2_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane2_joined; // designs/internal/gty/halves.go:133
+    wire lane2_header_control; // designs/internal/gty/gty.go:342
+    wire lane2_header_ok; // designs/internal/gty/gty.go:343
+    wire lane2_header_bad; // designs/internal/gty/gty.go:344
+    wire lane2_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane2_block; // designs/internal/gty/gty.go:354
+    wire lane2_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane2_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane2_slip; // designs/internal/gty/gty.go:358
+    wire lane2_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane2_is_marker; // designs/internal/gty/gty.go:376
+    wire lane2_marker_due; // designs/internal/gty/gty.go:385
+    wire lane2_locked_block; // designs/internal/gty/gty.go:386
+    wire lane2_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane2_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane2_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane2_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane2_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane2_descrambled; // designs/internal/gty/gty.go:162
-    wire lane2_start_here; // designs/internal/gty/gty.go:411
-    wire lane2_writing; // designs/internal/gty/gty.go:412
-    wire lane2_write; // designs/internal/gty/gty.go:414
-    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane2_start_here; // designs/internal/gty/gty.go:415
+    wire lane2_writing; // designs/internal/gty/gty.go:416
+    wire lane2_write; // designs/internal/gty/gty.go:418
+    wire lane2_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane2_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane2_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane2_deskew_full; // hdlgen/axis/axis.go:141
@@ -587,37 +587,37 @@ module onic_gty_rx (
     wire lane2_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane2_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane2_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane2_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane2_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane2_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane3_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane3_first_half; // designs/internal/gty/halves.go:133
-    wire lane3_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane3_joined; // designs/internal/gty/halves.go:140
-    wire lane3_header_control; // designs/internal/gty/gty.go:338
-    wire lane3_header_ok; // designs/internal/gty/gty.go:339
-    wire lane3_header_bad; // designs/internal/gty/gty.go:340
-    wire lane3_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane3_block; // designs/internal/gty/gty.go:350
-    wire lane3_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane3_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane3_slip; // designs/internal/gty/gty.go:354
-    wire lane3_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane3_is_marker; // designs/internal/gty/gty.go:372
-    wire lane3_marker_due; // designs/internal/gty/gty.go:381
-    wire lane3_locked_block; // designs/internal/gty/gty.go:382
-    wire lane3_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane3_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane3_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane3_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane3_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane2_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane2_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane2_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane2_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane2_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane3_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane3_first_half; // designs/internal/gty/halves.go:126
+    wire lane3_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane3_joined; // designs/internal/gty/halves.go:133
+    wire lane3_header_control; // designs/internal/gty/gty.go:342
+    wire lane3_header_ok; // designs/internal/gty/gty.go:343
+    wire lane3_header_bad; // designs/internal/gty/gty.go:344
+    wire lane3_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane3_block; // designs/internal/gty/gty.go:354
+    wire lane3_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane3_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane3_slip; // designs/internal/gty/gty.go:358
+    wire lane3_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane3_is_marker; // designs/internal/gty/gty.go:376
+    wire lane3_marker_due; // designs/internal/gty/gty.go:385
+    wire lane3_locked_block; // designs/internal/gty/gty.go:386
+    wire lane3_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane3_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane3_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane3_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane3_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane3_descrambled; // designs/internal/gty/gty.go:162
-    wire lane3_start_here; // designs/internal/gty/gty.go:411
-    wire lane3_writing; // designs/internal/gty/gty.go:412
-    wire lane3_write; // designs/internal/gty/gty.go:414
-    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane3_start_here; // designs/internal/gty/gty.go:415
+    wire lane3_writing; // designs/internal/gty/gty.go:416
+    wire lane3_write; // designs/internal/gty/gty.go:418
+    wire lane3_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane3_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane3_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane3_deskew_full; // hdlgen/axis/axis.go:141
@@ -628,37 +628,37 @@ module onic_gty_rx (
     wire lane3_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane3_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane3_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane3_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane3_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane3_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane4_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane4_first_half; // designs/internal/gty/halves.go:133
-    wire lane4_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane4_joined; // designs/internal/gty/halves.go:140
-    wire lane4_header_control; // designs/internal/gty/gty.go:338
-    wire lane4_header_ok; // designs/internal/gty/gty.go:339
-    wire lane4_header_bad; // designs/internal/gty/gty.go:340
-    wire lane4_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane4_block; // designs/internal/gty/gty.go:350
-    wire lane4_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane4_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane4_slip; // designs/internal/gty/gty.go:354
-    wire lane4_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane4_is_marker; // designs/internal/gty/gty.go:372
-    wire lane4_marker_due; // designs/internal/gty/gty.go:381
-    wire lane4_locked_block; // designs/internal/gty/gty.go:382
-    wire lane4_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane4_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane4_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane4_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane4_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane3_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane3_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane3_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane3_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane3_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane4_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane4_first_half; // designs/internal/gty/halves.go:126
+    wire lane4_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane4_joined; // designs/internal/gty/halves.go:133
+    wire lane4_header_control; // designs/internal/gty/gty.go:342
+    wire lane4_header_ok; // designs/internal/gty/gty.go:343
+    wire lane4_header_bad; // designs/internal/gty/gty.go:344
+    wire lane4_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane4_block; // designs/internal/gty/gty.go:354
+    wire lane4_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane4_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane4_slip; // designs/internal/gty/gty.go:358
+    wire lane4_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane4_is_marker; // designs/internal/gty/gty.go:376
+    wire lane4_marker_due; // designs/internal/gty/gty.go:385
+    wire lane4_locked_block; // designs/internal/gty/gty.go:386
+    wire lane4_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane4_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane4_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane4_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane4_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane4_descrambled; // designs/internal/gty/gty.go:162
-    wire lane4_start_here; // designs/internal/gty/gty.go:411
-    wire lane4_writing; // designs/internal/gty/gty.go:412
-    wire lane4_write; // designs/internal/gty/gty.go:414
-    wire lane4_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane4_start_here; // designs/internal/gty/gty.go:415
+    wire lane4_writing; // designs/internal/gty/gty.go:416
+    wire lane4_write; // designs/internal/gty/gty.go:418
+    wire lane4_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane4_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane4_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane4_deskew_full; // hdlgen/axis/axis.go:141
@@ -669,37 +669,37 @@ module onic_gty_rx (
     wire lane4_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane4_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane4_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane4_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane4_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane4_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane4_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane4_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane5_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane5_first_half; // designs/internal/gty/halves.go:133
-    wire lane5_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane5_joined; // designs/internal/gty/halves.go:140
-    wire lane5_header_control; // designs/internal/gty/gty.go:338
-    wire lane5_header_ok; // designs/internal/gty/gty.go:339
-    wire lane5_header_bad; // designs/internal/gty/gty.go:340
-    wire lane5_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane5_block; // designs/internal/gty/gty.go:350
-    wire lane5_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane5_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane5_slip; // designs/internal/gty/gty.go:354
-    wire lane5_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane5_is_marker; // designs/internal/gty/gty.go:372
-    wire lane5_marker_due; // designs/internal/gty/gty.go:381
-    wire lane5_locked_block; // designs/internal/gty/gty.go:382
-    wire lane5_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane5_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane5_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane5_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane5_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane4_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane4_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane4_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane4_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane4_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane5_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane5_first_half; // designs/internal/gty/halves.go:126
+    wire lane5_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane5_joined; // designs/internal/gty/halves.go:133
+    wire lane5_header_control; // designs/internal/gty/gty.go:342
+    wire lane5_header_ok; // designs/internal/gty/gty.go:343
+    wire lane5_header_bad; // designs/internal/gty/gty.go:344
+    wire lane5_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane5_block; // designs/internal/gty/gty.go:354
+    wire lane5_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane5_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane5_slip; // designs/internal/gty/gty.go:358
+    wire lane5_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane5_is_marker; // designs/internal/gty/gty.go:376
+    wire lane5_marker_due; // designs/internal/gty/gty.go:385
+    wire lane5_locked_block; // designs/internal/gty/gty.go:386
+    wire lane5_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane5_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane5_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane5_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane5_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane5_descrambled; // designs/internal/gty/gty.go:162
-    wire lane5_start_here; // designs/internal/gty/gty.go:411
-    wire lane5_writing; // designs/internal/gty/gty.go:412
-    wire lane5_write; // designs/internal/gty/gty.go:414
-    wire lane5_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane5_start_here; // designs/internal/gty/gty.go:415
+    wire lane5_writing; // designs/internal/gty/gty.go:416
+    wire lane5_write; // designs/internal/gty/gty.go:418
+    wire lane5_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane5_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane5_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane5_deskew_full; // hdlgen/axis/axis.go:141
@@ -710,37 +710,37 @@ module onic_gty_rx (
     wire lane5_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane5_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane5_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane5_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane5_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane5_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane5_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane5_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane6_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane6_first_half; // designs/internal/gty/halves.go:133
-    wire lane6_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane6_joined; // designs/internal/gty/halves.go:140
-    wire lane6_header_control; // designs/internal/gty/gty.go:338
-    wire lane6_header_ok; // designs/internal/gty/gty.go:339
-    wire lane6_header_bad; // designs/internal/gty/gty.go:340
-    wire lane6_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane6_block; // designs/internal/gty/gty.go:350
-    wire lane6_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane6_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane6_slip; // designs/internal/gty/gty.go:354
-    wire lane6_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane6_is_marker; // designs/internal/gty/gty.go:372
-    wire lane6_marker_due; // designs/internal/gty/gty.go:381
-    wire lane6_locked_block; // designs/internal/gty/gty.go:382
-    wire lane6_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane6_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane6_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane6_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane6_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane5_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane5_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane5_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane5_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane5_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane6_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane6_first_half; // designs/internal/gty/halves.go:126
+    wire lane6_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane6_joined; // designs/internal/gty/halves.go:133
+    wire lane6_header_control; // designs/internal/gty/gty.go:342
+    wire lane6_header_ok; // designs/internal/gty/gty.go:343
+    wire lane6_header_bad; // designs/internal/gty/gty.go:344
+    wire lane6_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane6_block; // designs/internal/gty/gty.go:354
+    wire lane6_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane6_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane6_slip; // designs/internal/gty/gty.go:358
+    wire lane6_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane6_is_marker; // designs/internal/gty/gty.go:376
+    wire lane6_marker_due; // designs/internal/gty/gty.go:385
+    wire lane6_locked_block; // designs/internal/gty/gty.go:386
+    wire lane6_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane6_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane6_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane6_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane6_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane6_descrambled; // designs/internal/gty/gty.go:162
-    wire lane6_start_here; // designs/internal/gty/gty.go:411
-    wire lane6_writing; // designs/internal/gty/gty.go:412
-    wire lane6_write; // designs/internal/gty/gty.go:414
-    wire lane6_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane6_start_here; // designs/internal/gty/gty.go:415
+    wire lane6_writing; // designs/internal/gty/gty.go:416
+    wire lane6_write; // designs/internal/gty/gty.go:418
+    wire lane6_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane6_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane6_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane6_deskew_full; // hdlgen/axis/axis.go:141
@@ -751,37 +751,37 @@ module onic_gty_rx (
     wire lane6_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane6_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane6_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane6_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane6_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane6_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane6_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane6_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane7_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane7_first_half; // designs/internal/gty/halves.go:133
-    wire lane7_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane7_joined; // designs/internal/gty/halves.go:140
-    wire lane7_header_control; // designs/internal/gty/gty.go:338
-    wire lane7_header_ok; // designs/internal/gty/gty.go:339
-    wire lane7_header_bad; // designs/internal/gty/gty.go:340
-    wire lane7_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane7_block; // designs/internal/gty/gty.go:350
-    wire lane7_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane7_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane7_slip; // designs/internal/gty/gty.go:354
-    wire lane7_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane7_is_marker; // designs/internal/gty/gty.go:372
-    wire lane7_marker_due; // designs/internal/gty/gty.go:381
-    wire lane7_locked_block; // designs/internal/gty/gty.go:382
-    wire lane7_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane7_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane7_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane7_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane7_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane6_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane6_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane6_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane6_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane6_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane7_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane7_first_half; // designs/internal/gty/halves.go:126
+    wire lane7_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane7_joined; // designs/internal/gty/halves.go:133
+    wire lane7_header_control; // designs/internal/gty/gty.go:342
+    wire lane7_header_ok; // designs/internal/gty/gty.go:343
+    wire lane7_header_bad; // designs/internal/gty/gty.go:344
+    wire lane7_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane7_block; // designs/internal/gty/gty.go:354
+    wire lane7_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane7_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane7_slip; // designs/internal/gty/gty.go:358
+    wire lane7_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane7_is_marker; // designs/internal/gty/gty.go:376
+    wire lane7_marker_due; // designs/internal/gty/gty.go:385
+    wire lane7_locked_block; // designs/internal/gty/gty.go:386
+    wire lane7_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane7_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane7_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane7_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane7_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane7_descrambled; // designs/internal/gty/gty.go:162
-    wire lane7_start_here; // designs/internal/gty/gty.go:411
-    wire lane7_writing; // designs/internal/gty/gty.go:412
-    wire lane7_write; // designs/internal/gty/gty.go:414
-    wire lane7_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane7_start_here; // designs/internal/gty/gty.go:415
+    wire lane7_writing; // designs/internal/gty/gty.go:416
+    wire lane7_write; // designs/internal/gty/gty.go:418
+    wire lane7_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane7_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane7_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane7_deskew_full; // hdlgen/axis/axis.go:141
@@ -792,38 +792,38 @@ module onic_gty_rx (
     wire lane7_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane7_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane7_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane7_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane7_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane7_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane7_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane7_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _deskew_all_valid_next_and_2; // designs/internal/gty/gty.go:492
-    wire _lane8_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane8_first_half; // designs/internal/gty/halves.go:133
-    wire lane8_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane8_joined; // designs/internal/gty/halves.go:140
-    wire lane8_header_control; // designs/internal/gty/gty.go:338
-    wire lane8_header_ok; // designs/internal/gty/gty.go:339
-    wire lane8_header_bad; // designs/internal/gty/gty.go:340
-    wire lane8_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane8_block; // designs/internal/gty/gty.go:350
-    wire lane8_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane8_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane8_slip; // designs/internal/gty/gty.go:354
-    wire lane8_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane8_is_marker; // designs/internal/gty/gty.go:372
-    wire lane8_marker_due; // designs/internal/gty/gty.go:381
-    wire lane8_locked_block; // designs/internal/gty/gty.go:382
-    wire lane8_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane8_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane8_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane8_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane8_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane7_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane7_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane7_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane7_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane7_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _deskew_all_valid_next_and_2; // designs/internal/gty/gty.go:496
+    wire _lane8_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane8_first_half; // designs/internal/gty/halves.go:126
+    wire lane8_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane8_joined; // designs/internal/gty/halves.go:133
+    wire lane8_header_control; // designs/internal/gty/gty.go:342
+    wire lane8_header_ok; // designs/internal/gty/gty.go:343
+    wire lane8_header_bad; // designs/internal/gty/gty.go:344
+    wire lane8_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane8_block; // designs/internal/gty/gty.go:354
+    wire lane8_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane8_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane8_slip; // designs/internal/gty/gty.go:358
+    wire lane8_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane8_is_marker; // designs/internal/gty/gty.go:376
+    wire lane8_marker_due; // designs/internal/gty/gty.go:385
+    wire lane8_locked_block; // designs/internal/gty/gty.go:386
+    wire lane8_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane8_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane8_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane8_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane8_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane8_descrambled; // designs/internal/gty/gty.go:162
-    wire lane8_start_here; // designs/internal/gty/gty.go:411
-    wire lane8_writing; // designs/internal/gty/gty.go:412
-    wire lane8_write; // designs/internal/gty/gty.go:414
-    wire lane8_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane8_start_here; // designs/internal/gty/gty.go:415
+    wire lane8_writing; // designs/internal/gty/gty.go:416
+    wire lane8_write; // designs/internal/gty/gty.go:418
+    wire lane8_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane8_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane8_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane8_deskew_full; // hdlgen/axis/axis.go:141
@@ -834,37 +834,37 @@ module onic_gty_rx (
     wire lane8_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane8_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane8_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane8_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane8_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane8_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane8_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane8_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane9_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane9_first_half; // designs/internal/gty/halves.go:133
-    wire lane9_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane9_joined; // designs/internal/gty/halves.go:140
-    wire lane9_header_control; // designs/internal/gty/gty.go:338
-    wire lane9_header_ok; // designs/internal/gty/gty.go:339
-    wire lane9_header_bad; // designs/internal/gty/gty.go:340
-    wire lane9_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane9_block; // designs/internal/gty/gty.go:350
-    wire lane9_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane9_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane9_slip; // designs/internal/gty/gty.go:354
-    wire lane9_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane9_is_marker; // designs/internal/gty/gty.go:372
-    wire lane9_marker_due; // designs/internal/gty/gty.go:381
-    wire lane9_locked_block; // designs/internal/gty/gty.go:382
-    wire lane9_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane9_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane9_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane9_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane9_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane8_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane8_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane8_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane8_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane8_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane9_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane9_first_half; // designs/internal/gty/halves.go:126
+    wire lane9_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane9_joined; // designs/internal/gty/halves.go:133
+    wire lane9_header_control; // designs/internal/gty/gty.go:342
+    wire lane9_header_ok; // designs/internal/gty/gty.go:343
+    wire lane9_header_bad; // designs/internal/gty/gty.go:344
+    wire lane9_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane9_block; // designs/internal/gty/gty.go:354
+    wire lane9_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane9_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane9_slip; // designs/internal/gty/gty.go:358
+    wire lane9_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane9_is_marker; // designs/internal/gty/gty.go:376
+    wire lane9_marker_due; // designs/internal/gty/gty.go:385
+    wire lane9_locked_block; // designs/internal/gty/gty.go:386
+    wire lane9_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane9_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane9_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane9_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane9_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane9_descrambled; // designs/internal/gty/gty.go:162
-    wire lane9_start_here; // designs/internal/gty/gty.go:411
-    wire lane9_writing; // designs/internal/gty/gty.go:412
-    wire lane9_write; // designs/internal/gty/gty.go:414
-    wire lane9_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane9_start_here; // designs/internal/gty/gty.go:415
+    wire lane9_writing; // designs/internal/gty/gty.go:416
+    wire lane9_write; // designs/internal/gty/gty.go:418
+    wire lane9_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane9_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane9_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane9_deskew_full; // hdlgen/axis/axis.go:141
@@ -875,37 +875,37 @@ module onic_gty_rx (
     wire lane9_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane9_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane9_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane9_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane9_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane9_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane9_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane9_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane10_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane10_first_half; // designs/internal/gty/halves.go:133
-    wire lane10_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane10_joined; // designs/internal/gty/halves.go:140
-    wire lane10_header_control; // designs/internal/gty/gty.go:338
-    wire lane10_header_ok; // designs/internal/gty/gty.go:339
-    wire lane10_header_bad; // designs/internal/gty/gty.go:340
-    wire lane10_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane10_block; // designs/internal/gty/gty.go:350
-    wire lane10_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane10_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane10_slip; // designs/internal/gty/gty.go:354
-    wire lane10_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane10_is_marker; // designs/internal/gty/gty.go:372
-    wire lane10_marker_due; // designs/internal/gty/gty.go:381
-    wire lane10_locked_block; // designs/internal/gty/gty.go:382
-    wire lane10_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane10_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane10_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane10_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane10_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane9_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane9_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane9_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane9_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane9_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane10_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane10_first_half; // designs/internal/gty/halves.go:126
+    wire lane10_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane10_joined; // designs/internal/gty/halves.go:133
+    wire lane10_header_control; // designs/internal/gty/gty.go:342
+    wire lane10_header_ok; // designs/internal/gty/gty.go:343
+    wire lane10_header_bad; // designs/internal/gty/gty.go:344
+    wire lane10_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane10_block; // designs/internal/gty/gty.go:354
+    wire lane10_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane10_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane10_slip; // designs/internal/gty/gty.go:358
+    wire lane10_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane10_is_marker; // designs/internal/gty/gty.go:376
+    wire lane10_marker_due; // designs/internal/gty/gty.go:385
+    wire lane10_locked_block; // designs/internal/gty/gty.go:386
+    wire lane10_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane10_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane10_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane10_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane10_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane10_descrambled; // designs/internal/gty/gty.go:162
-    wire lane10_start_here; // designs/internal/gty/gty.go:411
-    wire lane10_writing; // designs/internal/gty/gty.go:412
-    wire lane10_write; // designs/internal/gty/gty.go:414
-    wire lane10_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane10_start_here; // designs/internal/gty/gty.go:415
+    wire lane10_writing; // designs/internal/gty/gty.go:416
+    wire lane10_write; // designs/internal/gty/gty.go:418
+    wire lane10_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane10_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane10_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane10_deskew_full; // hdlgen/axis/axis.go:141
@@ -916,37 +916,37 @@ module onic_gty_rx (
     wire lane10_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane10_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane10_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane10_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane10_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane10_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane10_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane10_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane11_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane11_first_half; // designs/internal/gty/halves.go:133
-    wire lane11_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane11_joined; // designs/internal/gty/halves.go:140
-    wire lane11_header_control; // designs/internal/gty/gty.go:338
-    wire lane11_header_ok; // designs/internal/gty/gty.go:339
-    wire lane11_header_bad; // designs/internal/gty/gty.go:340
-    wire lane11_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane11_block; // designs/internal/gty/gty.go:350
-    wire lane11_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane11_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane11_slip; // designs/internal/gty/gty.go:354
-    wire lane11_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane11_is_marker; // designs/internal/gty/gty.go:372
-    wire lane11_marker_due; // designs/internal/gty/gty.go:381
-    wire lane11_locked_block; // designs/internal/gty/gty.go:382
-    wire lane11_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane11_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane11_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane11_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane11_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane10_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane10_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane10_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane10_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane10_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane11_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane11_first_half; // designs/internal/gty/halves.go:126
+    wire lane11_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane11_joined; // designs/internal/gty/halves.go:133
+    wire lane11_header_control; // designs/internal/gty/gty.go:342
+    wire lane11_header_ok; // designs/internal/gty/gty.go:343
+    wire lane11_header_bad; // designs/internal/gty/gty.go:344
+    wire lane11_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane11_block; // designs/internal/gty/gty.go:354
+    wire lane11_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane11_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane11_slip; // designs/internal/gty/gty.go:358
+    wire lane11_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane11_is_marker; // designs/internal/gty/gty.go:376
+    wire lane11_marker_due; // designs/internal/gty/gty.go:385
+    wire lane11_locked_block; // designs/internal/gty/gty.go:386
+    wire lane11_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane11_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane11_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane11_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane11_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane11_descrambled; // designs/internal/gty/gty.go:162
-    wire lane11_start_here; // designs/internal/gty/gty.go:411
-    wire lane11_writing; // designs/internal/gty/gty.go:412
-    wire lane11_write; // designs/internal/gty/gty.go:414
-    wire lane11_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane11_start_here; // designs/internal/gty/gty.go:415
+    wire lane11_writing; // designs/internal/gty/gty.go:416
+    wire lane11_write; // designs/internal/gty/gty.go:418
+    wire lane11_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane11_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane11_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane11_deskew_full; // hdlgen/axis/axis.go:141
@@ -957,37 +957,37 @@ module onic_gty_rx (
     wire lane11_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane11_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane11_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane11_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane11_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane11_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane11_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane11_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane12_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane12_first_half; // designs/internal/gty/halves.go:133
-    wire lane12_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane12_joined; // designs/internal/gty/halves.go:140
-    wire lane12_header_control; // designs/internal/gty/gty.go:338
-    wire lane12_header_ok; // designs/internal/gty/gty.go:339
-    wire lane12_header_bad; // designs/internal/gty/gty.go:340
-    wire lane12_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane12_block; // designs/internal/gty/gty.go:350
-    wire lane12_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane12_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane12_slip; // designs/internal/gty/gty.go:354
-    wire lane12_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane12_is_marker; // designs/internal/gty/gty.go:372
-    wire lane12_marker_due; // designs/internal/gty/gty.go:381
-    wire lane12_locked_block; // designs/internal/gty/gty.go:382
-    wire lane12_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane12_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane12_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane12_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane12_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane11_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane11_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane11_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane11_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane11_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane12_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane12_first_half; // designs/internal/gty/halves.go:126
+    wire lane12_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane12_joined; // designs/internal/gty/halves.go:133
+    wire lane12_header_control; // designs/internal/gty/gty.go:342
+    wire lane12_header_ok; // designs/internal/gty/gty.go:343
+    wire lane12_header_bad; // designs/internal/gty/gty.go:344
+    wire lane12_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane12_block; // designs/internal/gty/gty.go:354
+    wire lane12_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane12_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane12_slip; // designs/internal/gty/gty.go:358
+    wire lane12_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane12_is_marker; // designs/internal/gty/gty.go:376
+    wire lane12_marker_due; // designs/internal/gty/gty.go:385
+    wire lane12_locked_block; // designs/internal/gty/gty.go:386
+    wire lane12_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane12_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane12_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane12_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane12_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane12_descrambled; // designs/internal/gty/gty.go:162
-    wire lane12_start_here; // designs/internal/gty/gty.go:411
-    wire lane12_writing; // designs/internal/gty/gty.go:412
-    wire lane12_write; // designs/internal/gty/gty.go:414
-    wire lane12_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane12_start_here; // designs/internal/gty/gty.go:415
+    wire lane12_writing; // designs/internal/gty/gty.go:416
+    wire lane12_write; // designs/internal/gty/gty.go:418
+    wire lane12_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane12_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane12_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane12_deskew_full; // hdlgen/axis/axis.go:141
@@ -998,37 +998,37 @@ module onic_gty_rx (
     wire lane12_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane12_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane12_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane12_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane12_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane12_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane12_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane12_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane13_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane13_first_half; // designs/internal/gty/halves.go:133
-    wire lane13_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane13_joined; // designs/internal/gty/halves.go:140
-    wire lane13_header_control; // designs/internal/gty/gty.go:338
-    wire lane13_header_ok; // designs/internal/gty/gty.go:339
-    wire lane13_header_bad; // designs/internal/gty/gty.go:340
-    wire lane13_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane13_block; // designs/internal/gty/gty.go:350
-    wire lane13_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane13_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane13_slip; // designs/internal/gty/gty.go:354
-    wire lane13_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane13_is_marker; // designs/internal/gty/gty.go:372
-    wire lane13_marker_due; // designs/internal/gty/gty.go:381
-    wire lane13_locked_block; // designs/internal/gty/gty.go:382
-    wire lane13_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane13_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane13_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane13_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane13_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane12_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane12_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane12_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane12_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane12_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane13_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane13_first_half; // designs/internal/gty/halves.go:126
+    wire lane13_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane13_joined; // designs/internal/gty/halves.go:133
+    wire lane13_header_control; // designs/internal/gty/gty.go:342
+    wire lane13_header_ok; // designs/internal/gty/gty.go:343
+    wire lane13_header_bad; // designs/internal/gty/gty.go:344
+    wire lane13_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane13_block; // designs/internal/gty/gty.go:354
+    wire lane13_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane13_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane13_slip; // designs/internal/gty/gty.go:358
+    wire lane13_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane13_is_marker; // designs/internal/gty/gty.go:376
+    wire lane13_marker_due; // designs/internal/gty/gty.go:385
+    wire lane13_locked_block; // designs/internal/gty/gty.go:386
+    wire lane13_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane13_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane13_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane13_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane13_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane13_descrambled; // designs/internal/gty/gty.go:162
-    wire lane13_start_here; // designs/internal/gty/gty.go:411
-    wire lane13_writing; // designs/internal/gty/gty.go:412
-    wire lane13_write; // designs/internal/gty/gty.go:414
-    wire lane13_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane13_start_here; // designs/internal/gty/gty.go:415
+    wire lane13_writing; // designs/internal/gty/gty.go:416
+    wire lane13_write; // designs/internal/gty/gty.go:418
+    wire lane13_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane13_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane13_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane13_deskew_full; // hdlgen/axis/axis.go:141
@@ -1039,37 +1039,37 @@ module onic_gty_rx (
     wire lane13_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane13_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane13_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane13_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane13_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane13_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane13_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane13_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _lane14_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane14_first_half; // designs/internal/gty/halves.go:133
-    wire lane14_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane14_joined; // designs/internal/gty/halves.go:140
-    wire lane14_header_control; // designs/internal/gty/gty.go:338
-    wire lane14_header_ok; // designs/internal/gty/gty.go:339
-    wire lane14_header_bad; // designs/internal/gty/gty.go:340
-    wire lane14_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane14_block; // designs/internal/gty/gty.go:350
-    wire lane14_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane14_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane14_slip; // designs/internal/gty/gty.go:354
-    wire lane14_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane14_is_marker; // designs/internal/gty/gty.go:372
-    wire lane14_marker_due; // designs/internal/gty/gty.go:381
-    wire lane14_locked_block; // designs/internal/gty/gty.go:382
-    wire lane14_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane14_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane14_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane14_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane14_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane13_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane13_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane13_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane13_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane13_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _lane14_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane14_first_half; // designs/internal/gty/halves.go:126
+    wire lane14_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane14_joined; // designs/internal/gty/halves.go:133
+    wire lane14_header_control; // designs/internal/gty/gty.go:342
+    wire lane14_header_ok; // designs/internal/gty/gty.go:343
+    wire lane14_header_bad; // designs/internal/gty/gty.go:344
+    wire lane14_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane14_block; // designs/internal/gty/gty.go:354
+    wire lane14_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane14_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane14_slip; // designs/internal/gty/gty.go:358
+    wire lane14_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane14_is_marker; // designs/internal/gty/gty.go:376
+    wire lane14_marker_due; // designs/internal/gty/gty.go:385
+    wire lane14_locked_block; // designs/internal/gty/gty.go:386
+    wire lane14_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane14_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane14_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane14_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane14_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane14_descrambled; // designs/internal/gty/gty.go:162
-    wire lane14_start_here; // designs/internal/gty/gty.go:411
-    wire lane14_writing; // designs/internal/gty/gty.go:412
-    wire lane14_write; // designs/internal/gty/gty.go:414
-    wire lane14_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane14_start_here; // designs/internal/gty/gty.go:415
+    wire lane14_writing; // designs/internal/gty/gty.go:416
+    wire lane14_write; // designs/internal/gty/gty.go:418
+    wire lane14_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane14_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane14_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane14_deskew_full; // hdlgen/axis/axis.go:141
@@ -1080,38 +1080,38 @@ module onic_gty_rx (
     wire lane14_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane14_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane14_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane14_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane14_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane14_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane14_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane14_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire _deskew_all_valid_next_and; // designs/internal/gty/gty.go:492
-    wire _lane15_first_half_and; // designs/internal/gty/gty.go:478
-    wire lane15_first_half; // designs/internal/gty/halves.go:133
-    wire lane15_block_valid; // designs/internal/gty/halves.go:138
-    wire [63:0] lane15_joined; // designs/internal/gty/halves.go:140
-    wire lane15_header_control; // designs/internal/gty/gty.go:338
-    wire lane15_header_ok; // designs/internal/gty/gty.go:339
-    wire lane15_header_bad; // designs/internal/gty/gty.go:340
-    wire lane15_slip_waiting; // designs/internal/gty/gty.go:349
-    wire lane15_block; // designs/internal/gty/gty.go:350
-    wire lane15_block_unlocked; // designs/internal/gty/gty.go:351
-    wire lane15_lock_lost; // designs/internal/gty/gty.go:353
-    wire lane15_slip; // designs/internal/gty/gty.go:354
-    wire lane15_lock_gained; // designs/internal/gty/gty.go:355
-    wire lane15_is_marker; // designs/internal/gty/gty.go:372
-    wire lane15_marker_due; // designs/internal/gty/gty.go:381
-    wire lane15_locked_block; // designs/internal/gty/gty.go:382
-    wire lane15_marker_slot; // designs/internal/gty/gty.go:385
-    wire lane15_marker_unlocked; // designs/internal/gty/gty.go:386
-    wire _lane15_marker_missing_and; // designs/internal/gty/gty.go:389
-    wire lane15_marker_missing; // designs/internal/gty/gty.go:389
-    wire lane15_marker_lost; // designs/internal/gty/gty.go:390
+    wire lane14_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane14_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane14_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane14_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane14_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire _deskew_all_valid_next_and; // designs/internal/gty/gty.go:496
+    wire _lane15_first_half_and; // designs/internal/gty/gty.go:482
+    wire lane15_first_half; // designs/internal/gty/halves.go:126
+    wire lane15_block_valid; // designs/internal/gty/halves.go:131
+    wire [63:0] lane15_joined; // designs/internal/gty/halves.go:133
+    wire lane15_header_control; // designs/internal/gty/gty.go:342
+    wire lane15_header_ok; // designs/internal/gty/gty.go:343
+    wire lane15_header_bad; // designs/internal/gty/gty.go:344
+    wire lane15_slip_waiting; // designs/internal/gty/gty.go:353
+    wire lane15_block; // designs/internal/gty/gty.go:354
+    wire lane15_block_unlocked; // designs/internal/gty/gty.go:355
+    wire lane15_lock_lost; // designs/internal/gty/gty.go:357
+    wire lane15_slip; // designs/internal/gty/gty.go:358
+    wire lane15_lock_gained; // designs/internal/gty/gty.go:359
+    wire lane15_is_marker; // designs/internal/gty/gty.go:376
+    wire lane15_marker_due; // designs/internal/gty/gty.go:385
+    wire lane15_locked_block; // designs/internal/gty/gty.go:386
+    wire lane15_marker_slot; // designs/internal/gty/gty.go:389
+    wire lane15_marker_unlocked; // designs/internal/gty/gty.go:390
+    wire _lane15_marker_missing_and; // designs/internal/gty/gty.go:393
+    wire lane15_marker_missing; // designs/internal/gty/gty.go:393
+    wire lane15_marker_lost; // designs/internal/gty/gty.go:394
     wire [63:0] lane15_descrambled; // designs/internal/gty/gty.go:162
-    wire lane15_start_here; // designs/internal/gty/gty.go:411
-    wire lane15_writing; // designs/internal/gty/gty.go:412
-    wire lane15_write; // designs/internal/gty/gty.go:414
-    wire lane15_deskew_push_req; // designs/internal/gty/gty.go:632
+    wire lane15_start_here; // designs/internal/gty/gty.go:415
+    wire lane15_writing; // designs/internal/gty/gty.go:416
+    wire lane15_write; // designs/internal/gty/gty.go:418
+    wire lane15_deskew_push_req; // designs/internal/gty/gty.go:636
     wire lane15_deskew_in_ready; // hdlgen/axis/axis.go:23
     wire lane15_deskew_empty; // hdlgen/axis/axis.go:140
     wire lane15_deskew_full; // hdlgen/axis/axis.go:141
@@ -1122,36 +1122,36 @@ module onic_gty_rx (
     wire lane15_deskew_pop; // hdlgen/axis/axis.go:147
     wire [5:0] lane15_deskew_rptr_next; // hdlgen/axis/axis.go:153
     wire [66:0] lane15_deskew_out_data; // hdlgen/axis/axis.go:161
-    wire lane15_deskew_overflow; // designs/internal/gty/gty.go:637
-    wire lane15_deskew_pushed; // designs/internal/gty/gty.go:644
-    wire lane15_deskew_popped; // designs/internal/gty/gty.go:644
-    wire lane15_deskew_two; // designs/internal/gty/gty.go:648
-    wire lane15_deskew_holds_next; // designs/internal/gty/gty.go:649
-    wire deskew_all_valid_next; // designs/internal/gty/gty.go:492
-    wire _markers_out_and_2; // designs/internal/gty/gty.go:517
-    wire _markers_apart_or_2; // designs/internal/gty/gty.go:517
-    wire _deskew_state_next_and_2; // designs/internal/gty/gty.go:518
-    wire _all_markers_locked_and_2; // designs/internal/gty/gty.go:518
-    wire _deskew_restart_or_2; // designs/internal/gty/gty.go:519
-    wire _markers_out_and; // designs/internal/gty/gty.go:517
-    wire _markers_apart_or; // designs/internal/gty/gty.go:517
-    wire _deskew_state_next_and; // designs/internal/gty/gty.go:518
-    wire _all_markers_locked_and; // designs/internal/gty/gty.go:518
-    wire _deskew_restart_or; // designs/internal/gty/gty.go:519
-    wire markers_out; // designs/internal/gty/gty.go:517
-    wire all_markers_locked; // designs/internal/gty/gty.go:518
-    wire _markers_apart_not; // designs/internal/gty/gty.go:522
-    wire markers_apart; // designs/internal/gty/gty.go:522
-    wire deskew_restart; // designs/internal/gty/gty.go:523
-    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:524
-    wire deskew_pick; // designs/internal/gty/halves.go:149
-    wire [511:0] block_word_a; // designs/internal/gty/halves.go:158
-    wire [511:0] block_word_b; // designs/internal/gty/halves.go:158
-    wire word_a_control; // designs/internal/gty/halves.go:156
-    wire word_a_idle; // designs/internal/gty/halves.go:156
-    wire word_a_out; // designs/internal/gty/halves.go:169
-    wire word_b_out; // designs/internal/gty/halves.go:170
-    wire _rx_word_or; // designs/internal/gty/halves.go:173
+    wire lane15_deskew_overflow; // designs/internal/gty/gty.go:641
+    wire lane15_deskew_pushed; // designs/internal/gty/gty.go:648
+    wire lane15_deskew_popped; // designs/internal/gty/gty.go:648
+    wire lane15_deskew_two; // designs/internal/gty/gty.go:652
+    wire lane15_deskew_holds_next; // designs/internal/gty/gty.go:653
+    wire deskew_all_valid_next; // designs/internal/gty/gty.go:496
+    wire _markers_out_and_2; // designs/internal/gty/gty.go:521
+    wire _markers_apart_or_2; // designs/internal/gty/gty.go:521
+    wire _deskew_state_next_and_2; // designs/internal/gty/gty.go:522
+    wire _all_markers_locked_and_2; // designs/internal/gty/gty.go:522
+    wire _deskew_restart_or_2; // designs/internal/gty/gty.go:523
+    wire _markers_out_and; // designs/internal/gty/gty.go:521
+    wire _markers_apart_or; // designs/internal/gty/gty.go:521
+    wire _deskew_state_next_and; // designs/internal/gty/gty.go:522
+    wire _all_markers_locked_and; // designs/internal/gty/gty.go:522
+    wire _deskew_restart_or; // designs/internal/gty/gty.go:523
+    wire markers_out; // designs/internal/gty/gty.go:521
+    wire all_markers_locked; // designs/internal/gty/gty.go:522
+    wire _markers_apart_not; // designs/internal/gty/gty.go:526
+    wire markers_apart; // designs/internal/gty/gty.go:526
+    wire deskew_restart; // designs/internal/gty/gty.go:527
+    wire [1:0] deskew_state_next; // designs/internal/gty/gty.go:528
+    wire deskew_pick; // designs/internal/gty/halves.go:142
+    wire [511:0] block_word_a; // designs/internal/gty/halves.go:151
+    wire [511:0] block_word_b; // designs/internal/gty/halves.go:151
+    wire word_a_control; // designs/internal/gty/halves.go:149
+    wire word_a_idle; // designs/internal/gty/halves.go:149
+    wire word_a_out; // designs/internal/gty/halves.go:162
+    wire word_b_out; // designs/internal/gty/halves.go:163
+    wire _rx_word_or; // designs/internal/gty/halves.go:166
     wire unused;
 
 `ifndef SYNTHESIS

@@ -19,170 +19,170 @@ module onic_gty_tx (
     output wire [95:0] gt_txheader,
     output wire [111:0] gt_txsequence
 );
-    reg  block_second_half = 1'h0; // designs/internal/gty/halves.go:43
-    reg  [11:0] blocks_since_marker = 12'h0; // designs/internal/gty/halves.go:46
-    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/halves.go:47
-    reg  marker_block = 1'h0; // designs/internal/gty/halves.go:50
-    reg  [511:0] word_a = 512'h0; // designs/internal/gty/halves.go:61
-    reg  word_a_ctl = 1'h0; // designs/internal/gty/halves.go:64
-    reg  word_a_idle = 1'h0; // designs/internal/gty/halves.go:64
-    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane0_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane0_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane1_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane1_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane2_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane2_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane3_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane3_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane4_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane4_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane4_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane5_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane5_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane5_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane6_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane6_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane6_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane7_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane7_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane7_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane8_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane8_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane8_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane9_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane9_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane9_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane10_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane10_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane10_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane11_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane11_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane11_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane12_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane12_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane12_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane13_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane13_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane13_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane14_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane14_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane14_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [57:0] lane15_scrambler = 58'h0; // designs/internal/gty/halves.go:85
-    reg  [63:0] lane15_block = 64'h0; // designs/internal/gty/halves.go:103
-    reg  [1:0] lane15_header = 2'h1; // designs/internal/gty/halves.go:106
-    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:300
-    wire block_first_half; // designs/internal/gty/halves.go:44
-    wire marker_now; // designs/internal/gty/halves.go:51
-    wire _take_not; // designs/internal/gty/halves.go:54
-    wire take; // designs/internal/gty/halves.go:54
-    wire idle; // designs/internal/gty/halves.go:56
-    wire [511:0] word; // designs/internal/gty/halves.go:57
-    wire word_a_load; // designs/internal/gty/halves.go:60
-    wire block_build; // designs/internal/gty/halves.go:72
-    wire [63:0] marker_seq_field; // designs/internal/gty/halves.go:76
-    wire [63:0] lane0_payload; // designs/internal/gty/halves.go:84
+    reg  block_second_half = 1'h0; // designs/internal/gty/halves.go:36
+    reg  [11:0] blocks_since_marker = 12'h0; // designs/internal/gty/halves.go:39
+    reg  [7:0] marker_seq = 8'h0; // designs/internal/gty/halves.go:40
+    reg  marker_block = 1'h0; // designs/internal/gty/halves.go:43
+    reg  [511:0] word_a = 512'h0; // designs/internal/gty/halves.go:54
+    reg  word_a_ctl = 1'h0; // designs/internal/gty/halves.go:57
+    reg  word_a_idle = 1'h0; // designs/internal/gty/halves.go:57
+    reg  [57:0] lane0_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane0_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane0_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane1_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane1_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane1_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane2_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane2_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane2_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane3_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane3_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane3_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane4_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane4_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane4_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane5_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane5_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane5_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane6_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane6_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane6_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane7_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane7_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane7_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane8_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane8_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane8_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane9_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane9_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane9_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane10_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane10_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane10_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane11_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane11_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane11_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane12_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane12_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane12_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane13_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane13_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane13_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane14_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane14_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane14_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [57:0] lane15_scrambler = 58'h0; // designs/internal/gty/halves.go:78
+    reg  [63:0] lane15_block = 64'h0; // designs/internal/gty/halves.go:96
+    reg  [1:0] lane15_header = 2'h1; // designs/internal/gty/halves.go:99
+    reg  [6:0] gearbox_seq = 7'h0; // designs/internal/gty/gty.go:304
+    wire block_first_half; // designs/internal/gty/halves.go:37
+    wire marker_now; // designs/internal/gty/halves.go:44
+    wire _take_not; // designs/internal/gty/halves.go:47
+    wire take; // designs/internal/gty/halves.go:47
+    wire idle; // designs/internal/gty/halves.go:49
+    wire [511:0] word; // designs/internal/gty/halves.go:50
+    wire word_a_load; // designs/internal/gty/halves.go:53
+    wire block_build; // designs/internal/gty/halves.go:65
+    wire [63:0] marker_seq_field; // designs/internal/gty/halves.go:69
+    wire [63:0] lane0_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane0_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane0_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane0_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane0_scrambled; // designs/internal/gty/gty.go:168
-    wire _lane0_scrambler_and; // designs/internal/gty/halves.go:88
-    wire [31:0] lane0_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane1_payload; // designs/internal/gty/halves.go:84
+    wire _lane0_scrambler_and; // designs/internal/gty/halves.go:81
+    wire [31:0] lane0_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane1_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane1_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane1_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane1_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane1_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane1_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane2_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane1_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane2_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane2_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane2_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane2_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane2_scrambled; // designs/internal/gty/gty.go:168
-    wire [1:0] _lane2_header_mux; // designs/internal/gty/halves.go:107
-    wire [31:0] lane2_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane3_payload; // designs/internal/gty/halves.go:84
+    wire [1:0] _lane2_header_mux; // designs/internal/gty/halves.go:100
+    wire [31:0] lane2_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane3_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane3_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane3_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane3_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane3_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane3_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane4_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane3_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane4_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane4_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane4_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane4_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane4_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane4_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane5_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane4_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane5_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane5_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane5_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane5_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane5_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane5_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane6_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane5_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane6_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane6_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane6_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane6_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane6_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane6_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane7_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane6_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane7_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane7_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane7_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane7_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane7_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane7_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane8_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane7_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane8_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane8_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane8_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane8_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane8_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane8_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane9_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane8_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane9_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane9_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane9_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane9_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane9_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane9_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane10_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane9_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane10_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane10_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane10_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane10_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane10_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane10_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane11_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane10_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane11_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane11_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane11_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane11_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane11_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane11_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane12_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane11_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane12_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane12_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane12_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane12_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane12_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane12_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane13_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane12_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane13_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane13_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane13_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane13_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane13_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane13_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane14_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane13_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane14_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane14_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane14_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane14_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane14_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane14_half; // designs/internal/gty/halves.go:109
-    wire [63:0] lane15_payload; // designs/internal/gty/halves.go:84
+    wire [31:0] lane14_half; // designs/internal/gty/halves.go:102
+    wire [63:0] lane15_payload; // designs/internal/gty/halves.go:77
     wire [38:0] lane15_scrambled_lo; // designs/internal/gty/gty.go:165
     wire [18:0] lane15_scrambled_mid; // designs/internal/gty/gty.go:166
     wire [5:0] lane15_scrambled_hi; // designs/internal/gty/gty.go:167
     wire [63:0] lane15_scrambled; // designs/internal/gty/gty.go:168
-    wire [31:0] lane15_half; // designs/internal/gty/halves.go:109
-    wire [95:0] _gt_txheader_concat; // designs/internal/gty/gty.go:310
+    wire [31:0] lane15_half; // designs/internal/gty/halves.go:102
+    wire [95:0] _gt_txheader_concat; // designs/internal/gty/gty.go:314
 
     assign block_first_half = ~block_second_half;
     assign marker_now = block_first_half ? (blocks_since_marker == 12'h800) : marker_block;
