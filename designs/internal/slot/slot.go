@@ -497,10 +497,9 @@ func Build(c Config, name string) *ir.Module {
 		{Name: "keep", Value: either("out_keep", m.Named("out_dw_keep", m.Concat(dwKeep...)), m.Const(16, 0xFF))},
 		{Name: "sop", Value: m.Named("out_sop", m.Mux(isData, first, m.Const(1, 1)))}, {Name: "eop", Value: oEop}})
 	m.Assign(outS.Ready, m.Input("m_tlp_ready", 1))
-	for i, port := range []string{"m_tlp_hdr", "m_tlp_data", "m_tlp_keep", "m_tlp_sop", "m_tlp_eop"} {
-		m.Output(port, outS.Fields[i])
-	}
-	m.Output("m_tlp_valid", outS.Valid)
+	of := outS.Fields
+	tlpbus.Out(m, "m_tlp_", tlpbus.Stream{Hdr: of[0], Data: of[1], Keep: of[2], SOP: of[3], EOP: of[4], Valid: outS.Valid},
+		tlpbus.FieldHdr, tlpbus.FieldData, tlpbus.FieldKeep, tlpbus.FieldSOP, tlpbus.FieldEOP, tlpbus.FieldValid)
 	moved := m.And(oValid, outReady)
 	end := m.And(moved, oEop)
 	m.SetNext(busy, m.Mux(moved, m.Not(oEop), m.Or(busy, oValid)))

@@ -95,7 +95,7 @@ module onic_slot (
     reg  [15:0] in_slice_skid_keep = 16'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_sop = 1'h0; // hdlgen/axis/axis.go:90
     reg  in_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
-    reg  in_dropping = 1'h0; // designs/internal/slot/slot.go:630
+    reg  in_dropping = 1'h0; // designs/internal/slot/slot.go:629
     reg  drop_not_write_now = 1'h0; // designs/internal/slot/slot.go:408
     reg  [31:0] drop_not_write_count = 32'h0; // designs/internal/slot/slot.go:410
     reg  drop_closed_now = 1'h0; // designs/internal/slot/slot.go:408
@@ -168,22 +168,22 @@ module onic_slot (
     wire in_slice_pending; // hdlgen/axis/axis.go:103
     wire in_slice_park; // hdlgen/axis/axis.go:114
     wire [63:0] in_hdr_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire in_is_write; // designs/internal/slot/slot.go:583
-    wire _drop_not_write_now_not; // designs/internal/slot/slot.go:607
-    wire _drop_not_write_now_and; // designs/internal/slot/slot.go:603
-    wire _drop_closed_now_and; // designs/internal/slot/slot.go:608
-    wire in_pass; // designs/internal/slot/slot.go:620
-    wire [63:0] in_out_address; // designs/internal/slot/slot.go:621
-    wire in_drop; // designs/internal/slot/slot.go:622
-    wire [1:0] _jobs_bypass_data_mux_2; // designs/internal/slot/slot.go:622
-    wire in_out_rewrite_4dw; // designs/internal/slot/slot.go:622
-    wire [31:0] in_out_rewrite_dw0; // designs/internal/slot/slot.go:622
-    wire [31:0] in_out_rewrite_dw1; // designs/internal/slot/slot.go:622
-    wire [127:0] _jobs_bypass_data_mux; // designs/internal/slot/slot.go:622
-    wire _in_ready_mux; // designs/internal/slot/slot.go:631
-    wire _in_to_kernel_mux; // designs/internal/slot/slot.go:632
-    wire in_to_kernel; // designs/internal/slot/slot.go:633
-    wire in_ready; // designs/internal/slot/slot.go:634
+    wire in_is_write; // designs/internal/slot/slot.go:582
+    wire _drop_not_write_now_not; // designs/internal/slot/slot.go:606
+    wire _drop_not_write_now_and; // designs/internal/slot/slot.go:602
+    wire _drop_closed_now_and; // designs/internal/slot/slot.go:607
+    wire in_pass; // designs/internal/slot/slot.go:619
+    wire [63:0] in_out_address; // designs/internal/slot/slot.go:620
+    wire in_drop; // designs/internal/slot/slot.go:621
+    wire [1:0] _jobs_bypass_data_mux_2; // designs/internal/slot/slot.go:621
+    wire in_out_rewrite_4dw; // designs/internal/slot/slot.go:621
+    wire [31:0] in_out_rewrite_dw0; // designs/internal/slot/slot.go:621
+    wire [31:0] in_out_rewrite_dw1; // designs/internal/slot/slot.go:621
+    wire [127:0] _jobs_bypass_data_mux; // designs/internal/slot/slot.go:621
+    wire _in_ready_mux; // designs/internal/slot/slot.go:630
+    wire _in_to_kernel_mux; // designs/internal/slot/slot.go:631
+    wire in_to_kernel; // designs/internal/slot/slot.go:632
+    wire in_ready; // designs/internal/slot/slot.go:633
     wire [31:0] drop_not_write_add; // designs/internal/slot/slot.go:411
     wire [31:0] drop_closed_add; // designs/internal/slot/slot.go:411
     wire [31:0] drop_no_proxy_add; // designs/internal/slot/slot.go:411
@@ -281,9 +281,9 @@ module onic_slot (
     wire out_slice_load; // hdlgen/axis/axis.go:102
     wire out_slice_pending; // hdlgen/axis/axis.go:103
     wire out_slice_park; // hdlgen/axis/axis.go:114
-    wire _jobs_out_ready_and_2; // designs/internal/slot/slot.go:504
-    wire _jobs_out_ready_and; // designs/internal/slot/slot.go:510
-    wire irq_raise; // designs/internal/slot/slot.go:517
+    wire _jobs_out_ready_and_2; // designs/internal/slot/slot.go:503
+    wire _jobs_out_ready_and; // designs/internal/slot/slot.go:509
+    wire irq_raise; // designs/internal/slot/slot.go:516
     wire unused;
 
 `ifndef SYNTHESIS
