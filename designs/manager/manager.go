@@ -303,20 +303,8 @@ func Build(c Config) (*Design, error) {
 			}
 		}
 	}
-	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
+	tab, a, err := tables(c)
 	if err != nil {
-		return nil, fmt.Errorf("translation.%v", err)
-	}
-	a, err := acl.Build(c.Manager.Access, tab.KernelSlots())
-	if err != nil {
-		return nil, fmt.Errorf("access.%v", err)
-	}
-	if tab.KernelSlots() > 24 {
-		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
-	}
-	// relay and kernel_in act on TLPs from the optical ports: the port
-	// pipeline (BuildPortIn) carries them out; they are checked here too.
-	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
 	d := &Design{Config: c, Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
@@ -333,6 +321,29 @@ func Build(c Config) (*Design, error) {
 	}
 	d.Module, d.access = g.m, g.access
 	return d, nil
+}
+
+// tables builds c's translation and access tables, as both pipelines
+// (the host's and the ports', buildPortIn) generate from them, and checks
+// what they may hold: at most 24 kernel slots (the access check numbers
+// no more), and the relay and kernel_in ranges, which act on TLPs from
+// the optical ports.
+func tables(c Config) (*ntb.Tables, *acl.ACL, error) {
+	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("translation.%v", err)
+	}
+	a, err := acl.Build(c.Manager.Access, tab.KernelSlots())
+	if err != nil {
+		return nil, nil, fmt.Errorf("access.%v", err)
+	}
+	if tab.KernelSlots() > 24 {
+		return nil, nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
+	}
+	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
+		return nil, nil, err
+	}
+	return tab, a, nil
 }
 
 // gen holds the generator's state while it builds.

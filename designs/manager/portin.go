@@ -74,18 +74,8 @@ func buildPortIn(c Config, access *ir.Module) (*PortIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
+	tab, a, err := tables(c)
 	if err != nil {
-		return nil, fmt.Errorf("translation.%v", err)
-	}
-	a, err := acl.Build(c.Manager.Access, tab.KernelSlots())
-	if err != nil {
-		return nil, fmt.Errorf("access.%v", err)
-	}
-	if tab.KernelSlots() > 24 {
-		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
-	}
-	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
 	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a, kernelFromB: true, access: access}

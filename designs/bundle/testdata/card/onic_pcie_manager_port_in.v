@@ -93,102 +93,102 @@ module onic_pcie_manager_port_in (
     output wire [31:0] deny_egress_denied_total,
     output wire [31:0] deny_source_invalid_total
 );
-    localparam pin_kernel_in = 1'h0; // designs/manager/portin.go:201
-    localparam pin_relay = 1'h0; // designs/manager/portin.go:205
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // designs/manager/portin.go:253
-    localparam [3:0] REASON_DENIED = 4'h5; // designs/manager/portin.go:253
-    localparam [3:0] REASON_OK = 4'h0; // designs/manager/portin.go:253
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // designs/manager/portin.go:253
-    localparam [3:0] REASON_MALFORMED = 4'hb; // designs/manager/portin.go:253
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // designs/manager/portin.go:253
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // designs/manager/portin.go:253
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // designs/manager/portin.go:253
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // designs/manager/portin.go:253
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // designs/manager/portin.go:253
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // designs/manager/portin.go:253
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // designs/manager/portin.go:253
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // designs/manager/portin.go:253
+    localparam pin_kernel_in = 1'h0; // designs/manager/portin.go:191
+    localparam pin_relay = 1'h0; // designs/manager/portin.go:195
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // designs/manager/portin.go:243
+    localparam [3:0] REASON_DENIED = 4'h5; // designs/manager/portin.go:243
+    localparam [3:0] REASON_OK = 4'h0; // designs/manager/portin.go:243
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // designs/manager/portin.go:243
+    localparam [3:0] REASON_MALFORMED = 4'hb; // designs/manager/portin.go:243
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // designs/manager/portin.go:243
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // designs/manager/portin.go:243
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // designs/manager/portin.go:243
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // designs/manager/portin.go:243
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // designs/manager/portin.go:243
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // designs/manager/portin.go:243
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // designs/manager/portin.go:243
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // designs/manager/portin.go:243
     reg  port_mux_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  port_mux_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  p1_valid = 1'h0; // designs/manager/portin.go:210
-    reg  [127:0] p1_hdr = 128'h0; // designs/manager/portin.go:210
-    reg  p1_bar = 1'h0; // designs/manager/portin.go:210
-    reg  [511:0] p1_data = 512'h0; // designs/manager/portin.go:210
-    reg  [15:0] p1_keep = 16'h0; // designs/manager/portin.go:210
-    reg  p1_sop = 1'h0; // designs/manager/portin.go:210
-    reg  p1_eop = 1'h0; // designs/manager/portin.go:210
-    reg  [6:0] p1_kind = 7'h0; // designs/manager/portin.go:212
-    reg  [12:0] p1_size = 13'h0; // designs/manager/portin.go:212
-    reg  p1_proxy_ok = 1'h0; // designs/manager/portin.go:212
-    reg  [15:0] p1_local = 16'h0; // designs/manager/portin.go:212
-    reg  p1_kernel_in = 1'h0; // designs/manager/portin.go:213
-    reg  [7:0] p1_kernel_slot = 8'h0; // designs/manager/portin.go:213
-    reg  [63:0] p1_kernel_off = 64'h0; // designs/manager/portin.go:213
-    reg  p1_relay = 1'h0; // designs/manager/portin.go:213
-    reg  p2_valid = 1'h0; // designs/manager/portin.go:239
-    reg  [127:0] p2_hdr = 128'h0; // designs/manager/portin.go:239
-    reg  p2_bar = 1'h0; // designs/manager/portin.go:239
-    reg  [511:0] p2_data = 512'h0; // designs/manager/portin.go:239
-    reg  [15:0] p2_keep = 16'h0; // designs/manager/portin.go:239
-    reg  p2_sop = 1'h0; // designs/manager/portin.go:239
-    reg  p2_eop = 1'h0; // designs/manager/portin.go:239
-    reg  [6:0] p2_kind = 7'h0; // designs/manager/portin.go:241
-    reg  p2_proxy_ok = 1'h0; // designs/manager/portin.go:241
-    reg  [15:0] p2_local = 16'h0; // designs/manager/portin.go:241
-    reg  p2_steer = 1'h0; // designs/manager/portin.go:242
-    reg  [7:0] p2_kernel_slot = 8'h0; // designs/manager/portin.go:242
-    reg  [63:0] p2_kernel_off = 64'h0; // designs/manager/portin.go:242
-    reg  p2_relay = 1'h0; // designs/manager/portin.go:242
-    reg  [2:0] p2_rule = 3'h0; // designs/manager/portin.go:243
-    reg  [2:0] p2_relay_rule = 3'h0; // designs/manager/portin.go:243
-    reg  p2_mwr = 1'h0; // designs/manager/portin.go:244
-    reg  p2_malformed = 1'h0; // designs/manager/portin.go:245
-    reg  p2_msg = 1'h0; // designs/manager/portin.go:245
-    reg  p3_valid = 1'h0; // designs/manager/portin.go:296
-    reg  p3_bar = 1'h0; // designs/manager/portin.go:296
-    reg  [511:0] p3_data = 512'h0; // designs/manager/portin.go:296
-    reg  [15:0] p3_keep = 16'h0; // designs/manager/portin.go:296
-    reg  p3_sop = 1'h0; // designs/manager/portin.go:296
-    reg  p3_eop = 1'h0; // designs/manager/portin.go:296
-    reg  p3_ok = 1'h0; // designs/manager/portin.go:298
-    reg  p3_complete = 1'h0; // designs/manager/portin.go:298
-    reg  [2:0] p3_egress = 3'h0; // designs/manager/portin.go:298
-    reg  [7:0] p3_slot = 8'h0; // designs/manager/portin.go:299
-    reg  p3_relay = 1'h0; // designs/manager/portin.go:299
-    reg  [127:0] p3_out_hdr = 128'h0; // designs/manager/portin.go:299
-    reg  [127:0] p3_ur_hdr = 128'h0; // designs/manager/portin.go:300
-    reg  [3:0] p3_reason = 4'h0; // designs/manager/portin.go:300
-    reg  p3_relay_denied = 1'h0; // designs/manager/portin.go:300
-    reg  [2:0] p3_rule = 3'h0; // designs/manager/portin.go:301
-    reg  m_host_sent = 1'h0; // designs/manager/portin.go:320
-    reg  m_kernel_sent = 1'h0; // designs/manager/portin.go:320
-    reg  m_local_sent = 1'h0; // designs/manager/portin.go:320
-    reg  m_port_a_sent = 1'h0; // designs/manager/portin.go:320
-    reg  m_port_b_sent = 1'h0; // designs/manager/portin.go:320
-    reg  [31:0] count_ok = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_not_for_us = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_window_miss = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_mapping_disabled = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_port_down = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_denied = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_no_proxy_id = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_unexpected_completion = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_unsupported = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_relay_denied = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_msix_address = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_malformed = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] count_bus_master_disabled = 32'h0; // designs/manager/portin.go:330
-    reg  [31:0] deny_no_domain = 32'h0; // designs/manager/portin.go:337
-    reg  [31:0] deny_no_range = 32'h0; // designs/manager/portin.go:337
-    reg  [31:0] deny_read_denied = 32'h0; // designs/manager/portin.go:337
-    reg  [31:0] deny_write_denied = 32'h0; // designs/manager/portin.go:337
-    reg  [31:0] deny_egress_denied = 32'h0; // designs/manager/portin.go:337
-    reg  [31:0] deny_source_invalid = 32'h0; // designs/manager/portin.go:337
-    wire [6:0] pin_kind; // designs/manager/portin.go:168: a table
-    wire [15:0] pin_local; // designs/manager/portin.go:181: a table
-    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1121: a table
-    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1125: a table
-    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1127: a table
+    reg  p1_valid = 1'h0; // designs/manager/portin.go:200
+    reg  [127:0] p1_hdr = 128'h0; // designs/manager/portin.go:200
+    reg  p1_bar = 1'h0; // designs/manager/portin.go:200
+    reg  [511:0] p1_data = 512'h0; // designs/manager/portin.go:200
+    reg  [15:0] p1_keep = 16'h0; // designs/manager/portin.go:200
+    reg  p1_sop = 1'h0; // designs/manager/portin.go:200
+    reg  p1_eop = 1'h0; // designs/manager/portin.go:200
+    reg  [6:0] p1_kind = 7'h0; // designs/manager/portin.go:202
+    reg  [12:0] p1_size = 13'h0; // designs/manager/portin.go:202
+    reg  p1_proxy_ok = 1'h0; // designs/manager/portin.go:202
+    reg  [15:0] p1_local = 16'h0; // designs/manager/portin.go:202
+    reg  p1_kernel_in = 1'h0; // designs/manager/portin.go:203
+    reg  [7:0] p1_kernel_slot = 8'h0; // designs/manager/portin.go:203
+    reg  [63:0] p1_kernel_off = 64'h0; // designs/manager/portin.go:203
+    reg  p1_relay = 1'h0; // designs/manager/portin.go:203
+    reg  p2_valid = 1'h0; // designs/manager/portin.go:229
+    reg  [127:0] p2_hdr = 128'h0; // designs/manager/portin.go:229
+    reg  p2_bar = 1'h0; // designs/manager/portin.go:229
+    reg  [511:0] p2_data = 512'h0; // designs/manager/portin.go:229
+    reg  [15:0] p2_keep = 16'h0; // designs/manager/portin.go:229
+    reg  p2_sop = 1'h0; // designs/manager/portin.go:229
+    reg  p2_eop = 1'h0; // designs/manager/portin.go:229
+    reg  [6:0] p2_kind = 7'h0; // designs/manager/portin.go:231
+    reg  p2_proxy_ok = 1'h0; // designs/manager/portin.go:231
+    reg  [15:0] p2_local = 16'h0; // designs/manager/portin.go:231
+    reg  p2_steer = 1'h0; // designs/manager/portin.go:232
+    reg  [7:0] p2_kernel_slot = 8'h0; // designs/manager/portin.go:232
+    reg  [63:0] p2_kernel_off = 64'h0; // designs/manager/portin.go:232
+    reg  p2_relay = 1'h0; // designs/manager/portin.go:232
+    reg  [2:0] p2_rule = 3'h0; // designs/manager/portin.go:233
+    reg  [2:0] p2_relay_rule = 3'h0; // designs/manager/portin.go:233
+    reg  p2_mwr = 1'h0; // designs/manager/portin.go:234
+    reg  p2_malformed = 1'h0; // designs/manager/portin.go:235
+    reg  p2_msg = 1'h0; // designs/manager/portin.go:235
+    reg  p3_valid = 1'h0; // designs/manager/portin.go:286
+    reg  p3_bar = 1'h0; // designs/manager/portin.go:286
+    reg  [511:0] p3_data = 512'h0; // designs/manager/portin.go:286
+    reg  [15:0] p3_keep = 16'h0; // designs/manager/portin.go:286
+    reg  p3_sop = 1'h0; // designs/manager/portin.go:286
+    reg  p3_eop = 1'h0; // designs/manager/portin.go:286
+    reg  p3_ok = 1'h0; // designs/manager/portin.go:288
+    reg  p3_complete = 1'h0; // designs/manager/portin.go:288
+    reg  [2:0] p3_egress = 3'h0; // designs/manager/portin.go:288
+    reg  [7:0] p3_slot = 8'h0; // designs/manager/portin.go:289
+    reg  p3_relay = 1'h0; // designs/manager/portin.go:289
+    reg  [127:0] p3_out_hdr = 128'h0; // designs/manager/portin.go:289
+    reg  [127:0] p3_ur_hdr = 128'h0; // designs/manager/portin.go:290
+    reg  [3:0] p3_reason = 4'h0; // designs/manager/portin.go:290
+    reg  p3_relay_denied = 1'h0; // designs/manager/portin.go:290
+    reg  [2:0] p3_rule = 3'h0; // designs/manager/portin.go:291
+    reg  m_host_sent = 1'h0; // designs/manager/portin.go:310
+    reg  m_kernel_sent = 1'h0; // designs/manager/portin.go:310
+    reg  m_local_sent = 1'h0; // designs/manager/portin.go:310
+    reg  m_port_a_sent = 1'h0; // designs/manager/portin.go:310
+    reg  m_port_b_sent = 1'h0; // designs/manager/portin.go:310
+    reg  [31:0] count_ok = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_not_for_us = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_window_miss = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_mapping_disabled = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_port_down = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_denied = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_no_proxy_id = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_unexpected_completion = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_unsupported = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_relay_denied = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_msix_address = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_malformed = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] count_bus_master_disabled = 32'h0; // designs/manager/portin.go:320
+    reg  [31:0] deny_no_domain = 32'h0; // designs/manager/portin.go:327
+    reg  [31:0] deny_no_range = 32'h0; // designs/manager/portin.go:327
+    reg  [31:0] deny_read_denied = 32'h0; // designs/manager/portin.go:327
+    reg  [31:0] deny_write_denied = 32'h0; // designs/manager/portin.go:327
+    reg  [31:0] deny_egress_denied = 32'h0; // designs/manager/portin.go:327
+    reg  [31:0] deny_source_invalid = 32'h0; // designs/manager/portin.go:327
+    wire [6:0] pin_kind; // designs/manager/portin.go:158: a table
+    wire [15:0] pin_local; // designs/manager/portin.go:171: a table
+    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1132: a table
+    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1136: a table
+    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1138: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire port_mux_last_is0; // hdlgen/axis/axis.go:215
@@ -203,117 +203,117 @@ module onic_pcie_manager_port_in (
     wire [658:0] port_mux_data; // hdlgen/axis/axis.go:227
     wire port_mux_out_ready; // hdlgen/axis/axis.go:382
     wire port_in_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire pin_ingress; // designs/manager/portin.go:159
-    wire [127:0] pin_hdr; // designs/manager/portin.go:159
-    wire adv; // designs/manager/portin.go:163
+    wire pin_ingress; // designs/manager/portin.go:149
+    wire [127:0] pin_hdr; // designs/manager/portin.go:149
+    wire adv; // designs/manager/portin.go:153
     wire pin_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] pin_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
-    wire [15:0] _pin_proxy_ok_sub; // designs/manager/portin.go:174
-    wire pin_proxy_ok; // designs/manager/portin.go:175
+    wire [15:0] _pin_proxy_ok_sub; // designs/manager/portin.go:164
+    wire pin_proxy_ok; // designs/manager/portin.go:165
     wire p1_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] p1_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [63:0] p1_hdr_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire pin_malformed; // designs/manager/portin.go:222
-    wire pin_msg; // designs/manager/portin.go:224
-    wire pin_mwr; // designs/manager/portin.go:225
-    wire pin_steer; // designs/manager/portin.go:226
-    wire [1:0] _access_add; // designs/manager/portin.go:227
+    wire pin_malformed; // designs/manager/portin.go:212
+    wire pin_msg; // designs/manager/portin.go:214
+    wire pin_mwr; // designs/manager/portin.go:215
+    wire pin_steer; // designs/manager/portin.go:216
+    wire [1:0] _access_add; // designs/manager/portin.go:217
     wire [1:0] access_op; // designs/manager/manager.go:191
     wire p2_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] p2_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [9:0] p2_hdr_tag; // designs/internal/tlphdr/tlphdr.go:114
     wire [63:0] p2_hdr_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire pin_allowed; // designs/manager/portin.go:251
-    wire pin_when_allowed; // designs/manager/portin.go:267
-    wire pin_not_allowed; // designs/manager/portin.go:268
-    wire pin_when_denied; // designs/manager/portin.go:268
-    wire _pin_when_master_off_not; // designs/manager/portin.go:270
-    wire pin_when_master_off; // designs/manager/portin.go:270
-    wire pin_when_steered; // designs/manager/portin.go:271
-    wire pin_when_malformed; // designs/manager/portin.go:272
-    wire pin_when_cpl_unexpected; // designs/manager/portin.go:273
-    wire pin_when_cpl; // designs/manager/portin.go:274
-    wire [3:0] _pin_reason_mux; // designs/manager/portin.go:264
-    wire pin_when_message; // designs/manager/portin.go:277
-    wire [3:0] pin_reason; // designs/manager/portin.go:264
-    wire [2:0] pin_egress; // designs/manager/portin.go:264
-    wire pin_ok; // designs/manager/portin.go:279
-    wire pin_complete; // designs/manager/portin.go:280
-    wire pin_relay_write; // designs/manager/portin.go:282
-    wire pin_relay_allowed; // designs/manager/portin.go:283
-    wire pin_relay_copy; // designs/manager/portin.go:284
-    wire pin_relay_denied; // designs/manager/portin.go:285
-    wire [1:0] _p3_out_hdr_mux; // designs/manager/portin.go:291
-    wire pin_rewrite_4dw; // designs/manager/portin.go:291
-    wire [31:0] pin_rewrite_dw0; // designs/manager/portin.go:291
-    wire [31:0] pin_rewrite_dw1; // designs/manager/portin.go:291
-    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1124
-    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1126
-    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1127
-    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1128
-    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1129
-    wire pin_take; // designs/manager/portin.go:295
-    wire [529:0] _m_port_a_slice_concat_2; // designs/manager/portin.go:307
-    wire _m_port_a_for_and; // designs/manager/portin.go:309
-    wire _m_port_a_for_not; // designs/manager/portin.go:310
-    wire m_port_a_for; // designs/manager/portin.go:310
-    wire m_port_b_for; // designs/manager/portin.go:311
-    wire [657:0] _m_port_a_slice_concat; // designs/manager/portin.go:312
-    wire [657:0] _m_port_a_slice_mux; // designs/manager/portin.go:312
-    wire m_host_for; // designs/manager/portin.go:306
-    wire m_kernel_for; // designs/manager/portin.go:306
-    wire m_local_for; // designs/manager/portin.go:306
-    wire m_host_offer; // designs/manager/portin.go:320
+    wire pin_allowed; // designs/manager/portin.go:241
+    wire pin_when_allowed; // designs/manager/portin.go:257
+    wire pin_not_allowed; // designs/manager/portin.go:258
+    wire pin_when_denied; // designs/manager/portin.go:258
+    wire _pin_when_master_off_not; // designs/manager/portin.go:260
+    wire pin_when_master_off; // designs/manager/portin.go:260
+    wire pin_when_steered; // designs/manager/portin.go:261
+    wire pin_when_malformed; // designs/manager/portin.go:262
+    wire pin_when_cpl_unexpected; // designs/manager/portin.go:263
+    wire pin_when_cpl; // designs/manager/portin.go:264
+    wire [3:0] _pin_reason_mux; // designs/manager/portin.go:254
+    wire pin_when_message; // designs/manager/portin.go:267
+    wire [3:0] pin_reason; // designs/manager/portin.go:254
+    wire [2:0] pin_egress; // designs/manager/portin.go:254
+    wire pin_ok; // designs/manager/portin.go:269
+    wire pin_complete; // designs/manager/portin.go:270
+    wire pin_relay_write; // designs/manager/portin.go:272
+    wire pin_relay_allowed; // designs/manager/portin.go:273
+    wire pin_relay_copy; // designs/manager/portin.go:274
+    wire pin_relay_denied; // designs/manager/portin.go:275
+    wire [1:0] _p3_out_hdr_mux; // designs/manager/portin.go:281
+    wire pin_rewrite_4dw; // designs/manager/portin.go:281
+    wire [31:0] pin_rewrite_dw0; // designs/manager/portin.go:281
+    wire [31:0] pin_rewrite_dw1; // designs/manager/portin.go:281
+    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1135
+    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1137
+    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1138
+    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1139
+    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1140
+    wire pin_take; // designs/manager/portin.go:285
+    wire [529:0] _m_port_a_slice_concat_2; // designs/manager/portin.go:297
+    wire _m_port_a_for_and; // designs/manager/portin.go:299
+    wire _m_port_a_for_not; // designs/manager/portin.go:300
+    wire m_port_a_for; // designs/manager/portin.go:300
+    wire m_port_b_for; // designs/manager/portin.go:301
+    wire [657:0] _m_port_a_slice_concat; // designs/manager/portin.go:302
+    wire [657:0] _m_port_a_slice_mux; // designs/manager/portin.go:302
+    wire m_host_for; // designs/manager/portin.go:296
+    wire m_kernel_for; // designs/manager/portin.go:296
+    wire m_local_for; // designs/manager/portin.go:296
+    wire m_host_offer; // designs/manager/portin.go:310
     wire m_host_in_ready; // hdlgen/axis/axis.go:23
-    wire m_host_took; // designs/manager/portin.go:320
-    wire m_host_has; // designs/manager/portin.go:320
-    wire m_host_done; // designs/manager/portin.go:320
+    wire m_host_took; // designs/manager/portin.go:310
+    wire m_host_has; // designs/manager/portin.go:310
+    wire m_host_done; // designs/manager/portin.go:310
     wire m_host_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_kernel_offer; // designs/manager/portin.go:320
+    wire m_kernel_offer; // designs/manager/portin.go:310
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // designs/manager/portin.go:320
-    wire m_kernel_has; // designs/manager/portin.go:320
-    wire m_kernel_done; // designs/manager/portin.go:320
+    wire m_kernel_took; // designs/manager/portin.go:310
+    wire m_kernel_has; // designs/manager/portin.go:310
+    wire m_kernel_done; // designs/manager/portin.go:310
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_local_offer; // designs/manager/portin.go:320
+    wire m_local_offer; // designs/manager/portin.go:310
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // designs/manager/portin.go:320
-    wire m_local_has; // designs/manager/portin.go:320
-    wire m_local_done; // designs/manager/portin.go:320
+    wire m_local_took; // designs/manager/portin.go:310
+    wire m_local_has; // designs/manager/portin.go:310
+    wire m_local_done; // designs/manager/portin.go:310
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_a_offer; // designs/manager/portin.go:320
+    wire m_port_a_offer; // designs/manager/portin.go:310
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // designs/manager/portin.go:320
-    wire m_port_a_has; // designs/manager/portin.go:320
-    wire m_port_a_done; // designs/manager/portin.go:320
+    wire m_port_a_took; // designs/manager/portin.go:310
+    wire m_port_a_has; // designs/manager/portin.go:310
+    wire m_port_a_done; // designs/manager/portin.go:310
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_b_offer; // designs/manager/portin.go:320
+    wire m_port_b_offer; // designs/manager/portin.go:310
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // designs/manager/portin.go:320
-    wire m_port_b_has; // designs/manager/portin.go:320
-    wire m_port_b_done; // designs/manager/portin.go:320
+    wire m_port_b_took; // designs/manager/portin.go:310
+    wire m_port_b_has; // designs/manager/portin.go:310
+    wire m_port_b_done; // designs/manager/portin.go:310
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire pin_count; // designs/manager/portin.go:323
-    wire [31:0] count_ok_inc; // designs/manager/portin.go:331
-    wire [31:0] count_not_for_us_inc; // designs/manager/portin.go:331
-    wire [31:0] count_window_miss_inc; // designs/manager/portin.go:331
-    wire [31:0] count_mapping_disabled_inc; // designs/manager/portin.go:331
-    wire [31:0] count_port_down_inc; // designs/manager/portin.go:331
-    wire [31:0] count_denied_inc; // designs/manager/portin.go:331
-    wire [31:0] count_no_proxy_id_inc; // designs/manager/portin.go:331
-    wire [31:0] count_unexpected_completion_inc; // designs/manager/portin.go:331
-    wire [31:0] count_unsupported_inc; // designs/manager/portin.go:331
-    wire [31:0] count_relay_denied_inc; // designs/manager/portin.go:331
-    wire [31:0] count_msix_address_inc; // designs/manager/portin.go:331
-    wire [31:0] count_malformed_inc; // designs/manager/portin.go:331
-    wire [31:0] count_bus_master_disabled_inc; // designs/manager/portin.go:331
-    wire count_denied_now; // designs/manager/portin.go:334
-    wire [31:0] deny_no_domain_inc; // designs/manager/portin.go:338
-    wire [31:0] deny_no_range_inc; // designs/manager/portin.go:338
-    wire [31:0] deny_read_denied_inc; // designs/manager/portin.go:338
-    wire [31:0] deny_write_denied_inc; // designs/manager/portin.go:338
-    wire [31:0] deny_egress_denied_inc; // designs/manager/portin.go:338
-    wire [31:0] deny_source_invalid_inc; // designs/manager/portin.go:338
+    wire pin_count; // designs/manager/portin.go:313
+    wire [31:0] count_ok_inc; // designs/manager/portin.go:321
+    wire [31:0] count_not_for_us_inc; // designs/manager/portin.go:321
+    wire [31:0] count_window_miss_inc; // designs/manager/portin.go:321
+    wire [31:0] count_mapping_disabled_inc; // designs/manager/portin.go:321
+    wire [31:0] count_port_down_inc; // designs/manager/portin.go:321
+    wire [31:0] count_denied_inc; // designs/manager/portin.go:321
+    wire [31:0] count_no_proxy_id_inc; // designs/manager/portin.go:321
+    wire [31:0] count_unexpected_completion_inc; // designs/manager/portin.go:321
+    wire [31:0] count_unsupported_inc; // designs/manager/portin.go:321
+    wire [31:0] count_relay_denied_inc; // designs/manager/portin.go:321
+    wire [31:0] count_msix_address_inc; // designs/manager/portin.go:321
+    wire [31:0] count_malformed_inc; // designs/manager/portin.go:321
+    wire [31:0] count_bus_master_disabled_inc; // designs/manager/portin.go:321
+    wire count_denied_now; // designs/manager/portin.go:324
+    wire [31:0] deny_no_domain_inc; // designs/manager/portin.go:328
+    wire [31:0] deny_no_range_inc; // designs/manager/portin.go:328
+    wire [31:0] deny_read_denied_inc; // designs/manager/portin.go:328
+    wire [31:0] deny_write_denied_inc; // designs/manager/portin.go:328
+    wire [31:0] deny_egress_denied_inc; // designs/manager/portin.go:328
+    wire [31:0] deny_source_invalid_inc; // designs/manager/portin.go:328
     wire port_in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [658:0] port_in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire port_in_slice_m_tvalid; // hdlgen/axis/axis.go:414
