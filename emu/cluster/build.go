@@ -139,6 +139,11 @@ func Build(c scenario.Config) (*Cluster, error) {
 	}
 	cl.cfg.MEMS = c.MEMS
 	cl.bucket = max(ps(cl.cfg.Duration)/TraceBuckets, 1)
+	fid, err := newFidelity(c.Fidelity)
+	if err != nil {
+		return nil, err
+	}
+	cl.fid = fid
 	for _, o := range cl.onics {
 		for i := range o.ports {
 			// Dark until a circuit lights it: the manager knows.

@@ -143,6 +143,10 @@ type Cluster struct {
 	bucket   sim.Time          // a TraceBuckets-th of the run: the trace's counters' interval
 	deploys  []deployment      // firmware loads, by onicDeploy index
 	started  bool              // Start has run
+	// offset is the simulated time the transfer level skipped
+	// (fidelity.go): the scenario's clock is the engine's plus offset.
+	offset sim.Time
+	fid    *fidelity // the transfer level's state; nil at packet level
 	// landed hears of every write that reaches a host (OnLanded).
 	landed func(Landing)
 	// hw runs the hardware O-NICs (UseHardware), if any.
@@ -339,7 +343,7 @@ func (o *onicNode) admit(m *msg, in manager.Ingress) sim.Time {
 	o.taking = 0
 	if in != manager.FromHost {
 		if pt := o.ports[(int(in)-1)&1]; len(pt.w.faults) > 0 {
-			wait = max(wait, pt.faultHold(o.c.s.Now()))
+			wait = max(wait, pt.faultHold(o.c.scn()))
 		}
 	}
 	return wait
@@ -485,7 +489,7 @@ func (c *Cluster) light(pr [2]*port) {
 	l.OnLost(func(side int, p *link.Packet) { pr[side].lost++; c.lose(c.msgs[p.Arg]) })
 	if a.hasErrors() || b.hasErrors() {
 		// A TLP sent from end side arrives at the other end's port.
-		l.OnDamage(func(side int, p *link.Packet) bool { return pr[1-side].damaged(p, c.s.Now()) })
+		l.OnDamage(func(side int, p *link.Packet) bool { return pr[1-side].damaged(p, c.scn()) })
 	}
 	// REPLAY_NUM rolled over: the link retrains (PCIe Base §3.6.2.1), as
 	// when its partner returns no credits.
@@ -546,7 +550,7 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 		for _, pt := range pr {
 			pt.setState(c.s.Now(), portTraining)
 		}
-		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
+		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.scn(), end: c.scn() + wait})
 		lit := wait
 		if pr[0].o.hw >= 0 || pr[1].o.hw >= 0 {
 			lit -= c.hw.trainLead(ps(c.cfg.MEMS.BringUp)) // a card trains in the bring-up time
@@ -682,6 +686,7 @@ type port struct {
 	// wire is the bytes of TLPs the port sent, per TraceBuckets-th of the
 	// run, for the trace's utilisation counters (allocated at Build).
 	wire      []uint64
+	wireBytes uint64 // what wire adds up to, counted as it counts
 	hold      []*msg // traffic held while the port is down (or stalled)
 	holdBeats int    // the data beats they take (scenario.HoldBeats at most)
 	// circuit is the port the MEMS joins it to (nil: none), lit or not.
@@ -774,7 +779,7 @@ func (pt *port) setState(now sim.Time, st portState) {
 	if st == portUp && pt.peer != nil {
 		peer = pt.peer.name()
 	}
-	pt.states = append(pt.states, portChange{now, st, peer})
+	pt.states = append(pt.states, portChange{now + pt.o.c.offset, st, peer})
 }
 
 // send puts m on the port's link at ready, counting its bytes in the
@@ -784,7 +789,8 @@ func (pt *port) send(m *msg, ready sim.Time) {
 	if !pt.w.armed {
 		pt.watchFrom(pt.o.c.s.Now())
 	}
-	if b := int(max(ready, pt.o.c.s.Now()) / pt.o.c.bucket); b < len(pt.wire) {
+	pt.wireBytes += uint64(m.pkt.Bytes)
+	if b := int((max(ready, pt.o.c.s.Now()) + pt.o.c.offset) / pt.o.c.bucket); b < len(pt.wire) {
 		pt.wire[b] += uint64(m.pkt.Bytes)
 	}
 }

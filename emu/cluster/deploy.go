@@ -106,7 +106,7 @@ func (c *Cluster) deploy(i int) {
 			return
 		}
 	}
-	o.deploys = append(o.deploys, DeployReport{AtNs: ns(c.s.Now()), File: d.name, Slot: -1})
+	o.deploys = append(o.deploys, DeployReport{AtNs: ns(c.scn()), File: d.name, Slot: -1})
 	rep := &o.deploys[len(o.deploys)-1]
 	l := firmware.Loader{Trust: d.trust, Backend: o, AllowDowngrade: c.allowDowngrade}
 	dep, err := l.Load(d.image)

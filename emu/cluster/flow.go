@@ -32,8 +32,10 @@ type flowState struct {
 	free    []int32
 	hist    latencyHist
 	done    transferLog
-	lastEnd sim.Time // when the last transfer finished
-	bytes   uint64   // payload delivered
+	lastEnd sim.Time // when the last transfer finished (the scenario's clock)
+	// sample is what the transfer level measures of the flow (fidelity.go).
+	sample flowSample
+	bytes  uint64 // payload delivered
 	// delivered is the payload delivered in each of the run's
 	// TraceBuckets intervals (Cluster.bucket), counted as each TLP lands:
 	// what the charts and the trace show as the flow's throughput, which
@@ -112,6 +114,7 @@ func (f *flowState) transfers() []xfer {
 	xs := slices.Clone(f.done.xs)
 	for _, x := range f.xfers {
 		if x.end == 0 { // (a free slot's transfer has finished)
+			x.start += f.c.offset
 			xs = append(xs, x)
 		}
 	}
@@ -123,7 +126,7 @@ func (f *flowState) transfers() []xfer {
 // flow's start and stop times.
 func (f *flowState) feed() {
 	c := f.c
-	if c.s.Now() < ps(f.cfg.Start) || f.cfg.Stop != 0 && c.s.Now() >= ps(f.cfg.Stop) {
+	if now := c.scn(); now < ps(f.cfg.Start) || f.cfg.Stop != 0 && now >= ps(f.cfg.Stop) {
 		return
 	}
 	for f.inflight < f.cfg.Depth && (f.cfg.Transfers == 0 || f.issued < f.cfg.Transfers) {
@@ -237,14 +240,19 @@ func (f *flowState) settled(xi int32, ok bool) {
 	}
 	f.inflight--
 	x.end = f.c.s.Now()
-	f.lastEnd = x.end
+	f.lastEnd = x.end + f.c.offset
+	f.sample.settled(x)
+	if fd := f.c.fid; fd != nil {
+		fd.settles++
+		fd.settled = f.idx
+	}
 	if x.failed {
 		f.bad++
 	} else {
 		f.ok++
 		f.hist.add(x.end - x.start)
 	}
-	f.done.add(*x)
+	f.done.add(xfer{start: x.end + f.c.offset - (x.end - x.start), end: x.end + f.c.offset, n: x.n, failed: x.failed})
 	f.free = append(f.free, xi)
 	if f.soft {
 		if sw := f.host.soft; sw != nil && sw.OnSettle != nil {
@@ -256,7 +264,7 @@ func (f *flowState) settled(xi int32, ok bool) {
 
 func (f *flowState) bytesIn(n int) {
 	f.bytes += uint64(n)
-	if b := int(f.c.s.Now() / f.c.bucket); b < len(f.delivered) {
+	if b := int(f.c.scn() / f.c.bucket); b < len(f.delivered) {
 		f.delivered[b] += uint64(n)
 	}
 }
@@ -317,6 +325,19 @@ func (h *latencyHist) add(t sim.Time) {
 		h.exact = nil
 	}
 	h.counts[histKey(t)]++
+}
+
+// addN adds n latencies of t.
+func (h *latencyHist) addN(t sim.Time, n uint64) {
+	for ; n > 0 && h.counts == nil; n-- {
+		h.add(t)
+	}
+	if n == 0 {
+		return
+	}
+	h.n += n
+	h.max = max(h.max, t)
+	h.counts[histKey(t)] += n
 }
 
 // merge adds o's latencies to h (a group's flows reported together).

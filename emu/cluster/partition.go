@@ -241,6 +241,9 @@ func merge(c scenario.Config, mems scenario.MEMSConfig, reps []Report, changed [
 		}
 		rep.Speed.Events += r.Speed.Events
 		rep.Speed.TLPs += r.Speed.TLPs
+		rep.Fidelity = r.Fidelity
+		rep.TransferWindows += r.TransferWindows
+		rep.TransferShare += r.TransferShare * float64(len(r.ONICs)) / float64(len(c.ONICs)) // weighed by O-NICs
 	}
 	for _, f := range c.Flows {
 		rep.Flows = append(rep.Flows, flows[f.Name])

@@ -36,6 +36,13 @@ type Report struct {
 	Speed Speed    `json:"speed"`
 	// RTL is the run's hardware O-NICs (UseHardware), if it had any.
 	RTL *RTLReport `json:"rtl,omitempty"`
+	// Fidelity is the run's fidelity when not the packet level;
+	// TransferShare is the share of its O-NICs' time (simulated time
+	// times O-NICs) carried at the transfer level, in TransferWindows
+	// steady stretches, the rest simulated TLP by TLP.
+	Fidelity        string  `json:"fidelity,omitempty"`
+	TransferShare   float64 `json:"transfer_share,omitempty"`
+	TransferWindows int     `json:"transfer_windows,omitempty"`
 }
 
 // RTLReport is what the cards of the RTL backend did.
@@ -230,9 +237,18 @@ func (cl *Cluster) Run() (Report, error) {
 	cl.Start()
 	start := time.Now()
 	end := ps(cl.cfg.Duration)
-	if cl.progress == nil {
+	switch {
+	case cl.carries():
+		var told sim.Time
+		cl.runCarried(end, func(t sim.Time) {
+			if cl.progress != nil && (t-told >= end/ProgressSteps || t == end) {
+				told = t
+				cl.progress(time.Duration(t/sim.Nanosecond), cl.cfg.Duration)
+			}
+		})
+	case cl.progress == nil:
 		cl.s.Run(end)
-	} else {
+	default:
 		// Run in steps so the caller can show how far the run is.
 		step := max(end/ProgressSteps, 1)
 		for t := step; ; t += step {
@@ -262,7 +278,7 @@ func (cl *Cluster) Start() {
 		if f.cfg.Start == 0 {
 			f.feed()
 		} else {
-			cl.s.At(ps(f.cfg.Start), f, 0)
+			cl.s.At(ps(f.cfg.Start), f, flowStarts)
 		}
 	}
 	for i, ph := range cl.phases {
@@ -311,13 +327,17 @@ func (cl *Cluster) AdvanceLimit(until time.Duration, n int) bool {
 }
 
 // Now is the simulated time reached.
-func (cl *Cluster) Now() time.Duration { return time.Duration(cl.s.Now() / sim.Nanosecond) }
+func (cl *Cluster) Now() time.Duration { return time.Duration(cl.scn() / sim.Nanosecond) }
 
 // Report reports a stepped cluster up to now; wall is the wall-clock
 // seconds it ran, for the speed figures.
 func (cl *Cluster) Report(wall float64) (Report, error) { return cl.report(cl.Now(), wall) }
 
 // report is the report of a run of length d (at least 1 ns).
+//
+// Long: it reads every part of the cluster into its section of the
+// report in turn — flows, groups, hosts, O-NICs, the accounting — each a
+// few lines.
 func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	d = max(d, time.Nanosecond)
 	if cl.capture != nil && cl.capture.err != nil {
@@ -431,6 +451,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	if sum := a.Delivered + a.ErrorStatus + a.Denied + a.Unsupported + a.Dropped + a.InFlight; sum != a.Injected {
 		return rep, fmt.Errorf("accounting does not add up: %d requests injected, %d accounted for", a.Injected, sum)
 	}
+	cl.fid.report(&rep, d)
 	rep.Speed = Speed{WallSeconds: wall, Events: cl.s.Events(), TLPs: cl.tlps}
 	if wall > 0 {
 		rep.Speed.TLPsPerSecond = float64(cl.tlps) / wall
@@ -446,6 +467,10 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s: %s simulated", r.Scenario, sim.Time(r.SimulatedS*float64(sim.Second)))
 	if r.Reconfigurations > 0 {
 		fmt.Fprintf(w, ", %d MEMS reconfiguration(s) stalling circuits for %s", r.Reconfigurations, sim.Time(r.StallS*float64(sim.Second)))
+	}
+	if r.Fidelity != "" {
+		fmt.Fprintf(w, "\nfidelity %s: %.1f%% of the O-NICs' time carried at the transfer level, in %d steady stretch(es)",
+			r.Fidelity, 100*r.TransferShare, r.TransferWindows)
 	}
 	fmt.Fprintf(w, "\n\n")
 	table := func(title string, fs []FlowReport) {

@@ -259,7 +259,7 @@ func (pt *port) retrainLink() {
 	pt.w.retrain++
 	l.SetDown()
 	wait := pt.o.cycles(RetrainCycles)
-	c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name() + " (retrain)", start: c.s.Now(), end: c.s.Now() + wait})
+	c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name() + " (retrain)", start: c.scn(), end: c.scn() + wait})
 	c.lightAfter(wait, pr)
 }
 

@@ -29,6 +29,13 @@ type Config struct {
 	Phases   []PhaseConfig   `mapstructure:"phases"` // later circuit sets
 	Flows    []FlowConfig    `mapstructure:"flows"`
 	Faults   []FaultConfig   `mapstructure:"faults"` // link partners that misbehave for a while
+	// Fidelity is how the run is simulated (docs/emu.md, "Fidelity"):
+	// "packet" (the default) every TLP and DLLP; "auto" packet level
+	// around every transient and the transfer level for the steady
+	// stretches between, where each flow's measured rate carries it and
+	// its counters on; "transfer" the same with shorter samples and a
+	// looser test of steadiness.
+	Fidelity string `mapstructure:"fidelity"`
 }
 
 // FaultConfig makes the receiving end of an optical port misbehave

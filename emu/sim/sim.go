@@ -11,7 +11,10 @@
 // docs/architecture.md, "What users may import").
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Time is simulated time in picoseconds.
 type Time int64
@@ -184,6 +187,39 @@ func (s *Sim) runTop() {
 	s.now = e.at
 	s.events++
 	p.h.Handle(s, p.arg)
+}
+
+// Shift moves the pending events that match earlier by d (never before
+// now) and leaves the others where they are; among events at the same
+// time, the order they were scheduled in still decides. It is how a
+// caller that skips simulated time it accounts for otherwise (the
+// cluster's transfer level) keeps what is fixed to the scenario's clock —
+// a MEMS phase, a flow's start — at its time, while everything scheduled
+// relative to now keeps its distance.
+func (s *Sim) Shift(d Time, match func(h Handler, arg uint64) bool) {
+	if d <= 0 {
+		return
+	}
+	moved := false
+	for i := range s.heap {
+		e := &s.heap[i]
+		if p := s.slots[e.slot]; match(p.h, p.arg) {
+			e.at = max(e.at-d, s.now)
+			moved = true
+		}
+	}
+	if moved {
+		h := s.heap
+		slices.SortFunc(h, func(a, b entry) int {
+			if a.before(&b) {
+				return -1
+			}
+			if b.before(&a) {
+				return 1
+			}
+			return 0
+		})
+	}
 }
 
 // The heap is 4-ary: shallower than a binary heap, and a node's children

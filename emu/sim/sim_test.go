@@ -157,3 +157,37 @@ func BenchmarkHold1024(b *testing.B) {
 		s.Step()
 	}
 }
+
+// TestShift moves the odd events 100 earlier and checks every event runs
+// at its new time, in time then scheduling order, the even ones
+// untouched, and nothing before now.
+func TestShift(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	s := New(0)
+	rec := &recorder{}
+	s.Run(50)
+	type ev struct {
+		at  Time
+		arg uint64
+	}
+	var want []ev
+	for i := range 5000 {
+		at := 50 + Time(r.IntN(400))
+		s.At(at, rec, uint64(i))
+		if i%2 == 1 {
+			at = max(at-100, 50)
+		}
+		want = append(want, ev{at, uint64(i)})
+	}
+	s.Shift(100, func(_ Handler, arg uint64) bool { return arg%2 == 1 })
+	slices.SortStableFunc(want, func(a, b ev) int { return int(a.at - b.at) })
+	s.Run(1000)
+	if len(rec.got) != len(want) {
+		t.Fatalf("%d events ran, want %d", len(rec.got), len(want))
+	}
+	for i, w := range want {
+		if rec.got[i] != w.arg || rec.at[i] != w.at {
+			t.Fatalf("event %d: got %d at %v, want %d at %v", i, rec.got[i], rec.at[i], w.arg, w.at)
+		}
+	}
+}

@@ -385,6 +385,21 @@ func (m *Manager) DenialsFrom(in Ingress, r acl.Rule) uint64 {
 	return m.denials[in][r]
 }
 
+// Counters calls visit with a pointer to each of the manager's counters —
+// its decisions by reason and its denials by rule, per ingress — always in
+// the same order. The emulator's transfer level (docs/emu.md) extrapolates
+// them over the simulated time it skips.
+func (m *Manager) Counters(visit func(*uint64)) {
+	for in := range m.counts {
+		for r := range m.counts[in] {
+			visit(&m.counts[in][r])
+		}
+		for r := range m.denials[in] {
+			visit(&m.denials[in][r])
+		}
+	}
+}
+
 // Events returns the most recent denials, oldest first.
 func (m *Manager) Events() []Event {
 	n := min(m.nEvents, EventRing)

@@ -1,0 +1,106 @@
+package cluster
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"onic/emu/scenario"
+)
+
+var fidelityFull = flag.Bool("fidelity-full", false, "TestFidelityAgainstPacket: the three-party scenario at its built-in size (192 O-NICs; a minute at the packet level), as make soak runs it")
+
+// fidelityCompared is a run's figures that TestFidelityAgainstPacket holds
+// against the packet level's, by name.
+func fidelityCompared(r Report) map[string]float64 {
+	m := map[string]float64{}
+	for _, f := range append(r.Flows, r.Groups...) {
+		m[f.Name+" Gb/s"] = f.Gbps
+		m[f.Name+" transfers"] = float64(f.Transfers)
+		m[f.Name+" failed"] = float64(f.Failed)
+		m[f.Name+" p50"] = f.P50Ns
+		m[f.Name+" p99"] = f.P99Ns
+		m[f.Name+" p99.9"] = f.P999Ns
+	}
+	for _, h := range r.Hosts {
+		m[h.Name+" received bytes"] = float64(h.ReceivedBytes)
+		m[h.Name+" interrupts"] = float64(h.Interrupts)
+	}
+	a := r.Accounting
+	for k, v := range map[string]uint64{"injected": a.Injected, "delivered": a.Delivered, "completed with error": a.ErrorStatus,
+		"denied": a.Denied, "unsupported": a.Unsupported, "dropped": a.Dropped} {
+		m["accounting "+k] = float64(v)
+	}
+	for _, o := range r.ONICs {
+		m[o.Name+" port A TLPs"] = float64(o.PortTLPs[0])
+		m[o.Name+" port B TLPs"] = float64(o.PortTLPs[1])
+		for k, v := range o.Manager {
+			m[o.Name+" "+k] = float64(v)
+		}
+	}
+	return m
+}
+
+// TestFidelityAgainstPacket runs every built-in scenario, lengthened to 3
+// ms (its phases and flows' times as they are), at the packet level and at
+// the transfer level (auto and transfer), and holds every flow's
+// throughput, transfers and latency percentiles, every host's bytes, the
+// accounting and every O-NIC's port and manager counts to within 2% of
+// the packet level's (and a transfer or two, for counts that small). A
+// scenario the transfer level does not carry (kernels, no steady
+// stretch) must come out byte for byte as at the packet level; the
+// steady ones must be mostly carried.
+func TestFidelityAgainstPacket(t *testing.T) {
+	for _, s := range scenario.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			c := s.Config()
+			if s.Name == "three-party" && !*fidelityFull {
+				c = scenario.ThreeParty(2, 10) // its shape at a tenth of its O-NICs
+			}
+			c.Duration = max(c.Duration, 3*time.Millisecond)
+			p, err := Run(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fidelityCompared(p)
+			for _, fid := range []string{FidelityAuto, FidelityTransfer} {
+				c.Fidelity = fid
+				r, err := Run(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.TransferWindows == 0 {
+					r.Fidelity, r.Speed, p.Speed = "", Speed{}, Speed{}
+					pj, _ := json.Marshal(p)
+					rj, _ := json.Marshal(r)
+					if string(pj) != string(rj) {
+						t.Fatalf("%s: nothing carried, yet the report differs from the packet level's:\n%s\n%s", fid, pj, rj)
+					}
+					continue
+				}
+				worst, what := 0.0, ""
+				for k, v := range fidelityCompared(r) {
+					w := want[k]
+					d := math.Abs(v-w) / max(math.Abs(v), math.Abs(w))
+					if math.Abs(v-w) <= 2 || d <= 0.02 {
+						if d > worst {
+							worst, what = d, fmt.Sprintf("%s %g against %g", k, v, w)
+						}
+						continue
+					}
+					t.Errorf("%s: %s is %g, %.2f%% from the packet level's %g", fid, k, v, 100*d, w)
+				}
+				if len(fidelityCompared(r)) != len(want) {
+					t.Errorf("%s: %d figures against the packet level's %d", fid, len(fidelityCompared(r)), len(want))
+				}
+				if r.TransferShare < 0.15 {
+					t.Errorf("%s: only %.0f%% of the run carried", fid, 100*r.TransferShare)
+				}
+				t.Logf("%-8s %.0f%% carried in %d stretch(es), worst %.2f%% (%s)", fid, 100*r.TransferShare, r.TransferWindows, 100*worst, what)
+			}
+		})
+	}
+}
