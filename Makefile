@@ -111,8 +111,9 @@ SOAK_HOSTILE_MODEL ?= 20000
 ## the cards compiled at run time against the interpreted ones.
 SOAK_RTL_SESSIONS ?= 200
 ## And random link-partner fault sequences on the model and on the cards
-## (SOAK_RTL_FAULTS sequences in one run), and every board top synthesised
-## with Yosys (docs/hdl.md, "Board tops").
+## (SOAK_RTL_FAULTS sequences in one run), every board top synthesised
+## with Yosys (docs/hdl.md, "Board tops"), and the transfer level against
+## the packet level with the three-party scenario at full size.
 SOAK_RTL_FAULTS ?= 300
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
@@ -133,6 +134,8 @@ soak: deps
 	  -hostile-card-sequences $(SOAK_HOSTILE_CARDS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestHostileModel' ./emu/cluster -v \
 	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestFidelityAgainstPacket' ./emu/cluster -v \
+	  -fidelity-full | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./designs/cardsim -v \
 	  -session-seeds $(SOAK_RTL_SESSIONS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestFaultsAgainstModel' ./designs/cardsim -v \

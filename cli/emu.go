@@ -73,6 +73,7 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().String("scenario", "two-party", "built-in scenario to run")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
+	c.Flags().String("fidelity", "", "packet (every TLP), auto (TLPs around every transient, steady stretches carried at their measured rates) or transfer (auto with shorter samples); default: the scenario's, else packet (docs/emu.md, \"Fidelity\")")
 	c.Flags().Bool("json", false, "print the report as JSON")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file, an interface per tap (format: docs/pcap.md)")
 	c.Flags().String("trace", "", "write a Chrome/Perfetto trace-event JSON file of the run (transfers, throughput, MEMS); - for standard output (the report then goes to standard error)")
@@ -92,6 +93,9 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 			return fmt.Errorf("--duration %v: must be positive", d)
 		}
 		cfg.Duration = d
+	}
+	if f := v.GetString("emu.run.fidelity"); f != "" {
+		cfg.Fidelity = f
 	}
 	cl, err := buildCluster(v, "emu.run", cfg)
 	if err != nil {

@@ -127,3 +127,37 @@ func TestEmuRunThreads(t *testing.T) {
 		t.Fatalf("--threads 1 and 2 differ:\n%s\n%s", outs[0], outs[1])
 	}
 }
+
+// TestEmuRunFidelity: --fidelity auto carries most of a 5 ms two-party
+// run and says so, its throughput within 2% of the packet level's; a
+// fidelity that is not one is refused by name.
+func TestEmuRunFidelity(t *testing.T) {
+	gbps := map[string]float64{}
+	for _, fid := range []string{"packet", "auto"} {
+		code, out, errs := onic(t, "", "emu", "run", "--duration", "5ms", "--fidelity", fid, "--json")
+		if code != 0 {
+			t.Fatalf("--fidelity %s: %s", fid, errs)
+		}
+		var r struct {
+			Fidelity string  `json:"fidelity"`
+			Share    float64 `json:"transfer_share"`
+			Flows    []struct {
+				Gbps float64 `json:"gbps"`
+			} `json:"flows"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if fid == "auto" && (r.Fidelity != "auto" || r.Share < 0.5) || fid == "packet" && (r.Fidelity != "" || r.Share != 0) {
+			t.Fatalf("--fidelity %s: report says fidelity %q, %.2f carried", fid, r.Fidelity, r.Share)
+		}
+		gbps[fid] = r.Flows[0].Gbps
+	}
+	if d := gbps["auto"]/gbps["packet"] - 1; d > 0.02 || d < -0.02 {
+		t.Fatalf("auto %.3f Gb/s against packet %.3f", gbps["auto"], gbps["packet"])
+	}
+	code, _, errs := onic(t, "", "emu", "run", "--fidelity", "fast")
+	if code == 0 || !strings.Contains(errs, `fidelity: "fast" is not one of`) {
+		t.Fatalf("--fidelity fast: exit %d, %q", code, errs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -102,5 +103,74 @@ func TestFidelityAgainstPacket(t *testing.T) {
 				t.Logf("%-8s %.0f%% carried in %d stretch(es), worst %.2f%% (%s)", fid, 100*r.TransferShare, r.TransferWindows, 100*worst, what)
 			}
 		})
+	}
+}
+
+// BenchmarkFLEETSecond is issue 45's speed goal: one simulated second of
+// 384 O-NICs in 192 full-load pairs (scenario.Pairs) at fidelity auto, on
+// every core (RunParallel), building included. It reports the wall
+// seconds per simulated second (goal: at most 60 on a quiet 2-core
+// machine) and the share carried at the transfer level.
+func BenchmarkFLEETSecond(b *testing.B) {
+	c := scenario.Pairs(192)
+	c.Duration = time.Second
+	c.Fidelity = FidelityAuto
+	var share float64
+	for b.Loop() {
+		r, err := RunParallel(c, runtime.NumCPU())
+		if err != nil {
+			b.Fatal(err)
+		}
+		share = r.TransferShare
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "wall-s/sim-s")
+	b.ReportMetric(share, "carried")
+}
+
+// BenchmarkTwoPartyRealTime is the two-party scenario over one simulated
+// second at each fidelity: simulated seconds per wall second (goal at
+// auto: at least 1, real time).
+func BenchmarkTwoPartyRealTime(b *testing.B) {
+	for _, fid := range Fidelities() {
+		b.Run(fid, func(b *testing.B) {
+			c := scenario.TwoParty()
+			c.Duration = time.Second
+			if fid == FidelityPacket {
+				c.Duration = 10 * time.Millisecond // a second would take minutes
+			}
+			c.Fidelity = fid
+			for b.Loop() {
+				if _, err := Run(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(c.Duration.Seconds()*float64(b.N)/b.Elapsed().Seconds(), "sim-s/wall-s")
+		})
+	}
+}
+
+// TestFidelityThreads: at the transfer level too, a run split into parts
+// reports byte for byte the same on one thread as on two, each part
+// carried on its own (four pairs, one with a stalled peer for a while).
+func TestFidelityThreads(t *testing.T) {
+	c := scenario.Pairs(4)
+	c.Duration = 2 * time.Millisecond
+	c.Fidelity = FidelityAuto
+	c.Faults = []scenario.FaultConfig{{Port: "onicP1b.a", Kind: "stall", From: 300 * time.Microsecond, To: 340 * time.Microsecond}}
+	var out []string
+	for _, threads := range []int{1, 2} {
+		r, err := RunParallel(c, threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.TransferWindows < 4 || r.TransferShare < 0.5 {
+			t.Fatalf("%d thread(s): %d stretches carried, %.0f%% of the run", threads, r.TransferWindows, 100*r.TransferShare)
+		}
+		r.Speed = Speed{}
+		j, _ := json.Marshal(r)
+		out = append(out, string(j))
+	}
+	if out[0] != out[1] {
+		t.Fatalf("one thread and two differ:\n%s\n%s", out[0], out[1])
 	}
 }

@@ -94,7 +94,7 @@ func Parts(c scenario.Config) []scenario.Config {
 	}
 	parts := make([]scenario.Config, len(part))
 	for i := range parts {
-		parts[i] = scenario.Config{Name: c.Name, Duration: c.Duration, MEMS: c.MEMS}
+		parts[i] = scenario.Config{Name: c.Name, Duration: c.Duration, MEMS: c.MEMS, Fidelity: c.Fidelity}
 		for _, ph := range c.Phases {
 			parts[i].Phases = append(parts[i].Phases, scenario.PhaseConfig{At: ph.At})
 		}
