@@ -87,13 +87,23 @@ PartitionName=onic Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP
 		c.Env = env
 		c.Run()
 		time.Sleep(500 * time.Millisecond)
+		var pids []int
 		for _, pid := range []string{filepath.Join(dir, "slurmd.pid"), filepath.Join(dir, "slurmctld.pid"), filepath.Join(dir, "munge", "munged.pid")} {
 			if b, err := os.ReadFile(pid); err == nil {
 				var p int
 				fmt.Sscan(string(b), &p)
 				if p > 0 {
 					syscall.Kill(p, syscall.SIGTERM)
+					pids = append(pids, p)
 				}
+			}
+		}
+		// Wait for them to go: munged removes its socket and files as it
+		// exits, and the test's directory is removed after this (it
+		// once found munge's directory not yet empty).
+		for _, p := range pids {
+			for i := 0; i < 100 && syscall.Kill(p, 0) == nil; i++ {
+				time.Sleep(50 * time.Millisecond)
 			}
 		}
 	})

@@ -119,23 +119,13 @@ func Build(c scenario.Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	if c.MEMS.Ports == 0 {
-		c.MEMS.Ports = scenario.DefaultMEMSPorts
+	pl, err := planSwitches(c)
+	if err != nil {
+		return nil, err
 	}
-	if c.MEMS.Reconfig == 0 {
-		c.MEMS.Reconfig = scenario.DefaultReconfig
-	}
-	if c.MEMS.BringUp == 0 {
-		c.MEMS.BringUp = scenario.DefaultBringUp
-	}
-	if c.MEMS.Ports < 0 || c.MEMS.Ports > scenario.MaxMEMSPorts {
-		return nil, fmt.Errorf("mems.ports: %d must be 1 to %d", c.MEMS.Ports, scenario.MaxMEMSPorts)
-	}
-	if c.MEMS.Reconfig < 0 || c.MEMS.Reconfig > scenario.MaxMEMSTime || c.MEMS.BringUp < 0 || c.MEMS.BringUp > scenario.MaxMEMSTime {
-		return nil, fmt.Errorf("mems: reconfig %v and bring_up %v must be 0 to %v", c.MEMS.Reconfig, c.MEMS.BringUp, scenario.MaxMEMSTime)
-	}
-	if n := 2 * len(cl.onics); n > c.MEMS.Ports {
-		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
+	cl.switches, cl.trunks = pl.switches, pl.trunks
+	for _, o := range cl.onics {
+		o.sw = pl.onic[o.cfg.Name]
 	}
 	cl.cfg.MEMS = c.MEMS
 	cl.bucket = max(ps(cl.cfg.Duration)/TraceBuckets, 1)

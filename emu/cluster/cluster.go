@@ -109,9 +109,9 @@ var (
 
 // phase is a later MEMS circuit set.
 type phase struct {
-	at      sim.Time
-	pairs   [][2]*port
-	changed bool // it lit a circuit (a reconfiguration)
+	at    sim.Time
+	pairs [][2]*port
+	stall sim.Time // how long its changed circuits stayed dark, at most (0: it changed none)
 }
 
 // Cluster is a running emulation.
@@ -147,6 +147,10 @@ type Cluster struct {
 	// (fidelity.go): the scenario's clock is the engine's plus offset.
 	offset sim.Time
 	fid    *fidelity // the transfer level's state; nil at packet level
+	// switches are the MEMS switches (one per cluster) and trunks the
+	// inter-cluster fibres between them (switches.go).
+	switches []mems
+	trunks   map[[2]int]trunk
 	// landed hears of every write that reaches a host (OnLanded).
 	landed func(Landing)
 	// hw runs the hardware O-NICs (UseHardware), if any.
@@ -478,7 +482,7 @@ func (c *Cluster) light(pr [2]*port) {
 		}
 		return
 	}
-	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
+	fibre := a.o.cfg.FibreM[a.idx] + c.trunkM(a, b) + b.o.cfg.FibreM[b.idx]
 	l, err := link.New(c.s, link.Config{Plan: a.o.d.Lanes, ClockMHz: min(a.o.d.ClockMHz, b.o.d.ClockMHz), MPS: 256,
 		Propagation:   sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond)),
 		ReplayTimeout: max(a.o.cycles(ReplayCycles), b.o.cycles(ReplayCycles))},
@@ -540,27 +544,30 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 			}
 		}
 	}
-	wait := ps(c.cfg.MEMS.Reconfig + c.cfg.MEMS.BringUp)
+	var stall sim.Time // the longest a changed circuit stays dark
 	changed := false
 	for _, pr := range pairs {
 		if (pr[0].l != nil || pr[0].hwLit) && pr[0].peer == pr[1] {
 			continue // unchanged circuit
 		}
 		changed = true
+		reconfig, bringUp := c.circuitTimes(pr[0], pr[1])
+		wait := reconfig + bringUp
+		stall = max(stall, wait)
 		for _, pt := range pr {
 			pt.setState(c.s.Now(), portTraining)
 		}
 		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.scn(), end: c.scn() + wait})
 		lit := wait
 		if pr[0].o.hw >= 0 || pr[1].o.hw >= 0 {
-			lit -= c.hw.trainLead(ps(c.cfg.MEMS.BringUp)) // a card trains in the bring-up time
+			lit -= c.hw.trainLead(bringUp) // a card trains in the bring-up time
 		}
 		c.lightAfter(lit, pr)
 	}
 	if changed {
 		c.reconf++
-		c.phases[idx].changed = true
-		c.stall += wait
+		c.phases[idx].stall = stall
+		c.stall += stall
 	}
 }
 
@@ -666,6 +673,7 @@ type onicNode struct {
 	// hw is its card in the cluster's Hardware (rtl.go), or -1: the Go
 	// model.
 	hw int
+	sw int // its switch (Cluster.switches)
 	// tagWait are requests from the ports for the host waiting for a
 	// requester tag (manager.Wait), oldest first.
 	tagWait []*msg

@@ -150,10 +150,15 @@ func RunParallel(c scenario.Config, threads int) (Report, error) {
 	if parts == nil || threads < 1 {
 		return Run(c)
 	}
+	// Each part sees only its own O-NICs on the switches and trunks:
+	// the ports and fibres they take together are the whole's to check.
+	if _, err := planSwitches(c); err != nil {
+		return Report{}, err
+	}
 	defer raiseGC()()
 	start := time.Now()
 	reps := make([]Report, len(parts))
-	changed := make([][]bool, len(parts))
+	stalls := make([][]sim.Time, len(parts))
 	errs := make([]error, len(parts))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -169,7 +174,7 @@ func RunParallel(c scenario.Config, threads int) (Report, error) {
 				errs[i] = err
 				if err == nil {
 					for _, ph := range cl.phases {
-						changed[i] = append(changed[i], ph.changed)
+						stalls[i] = append(stalls[i], ph.stall)
 					}
 				}
 			}
@@ -194,18 +199,11 @@ func RunParallel(c scenario.Config, threads int) (Report, error) {
 			return Report{}, fmt.Errorf("part %d of %s: %v", i, c.Name, err)
 		}
 	}
-	mems := c.MEMS
-	if mems.Reconfig == 0 {
-		mems.Reconfig = scenario.DefaultReconfig
-	}
-	if mems.BringUp == 0 {
-		mems.BringUp = scenario.DefaultBringUp
-	}
-	return merge(c, mems, reps, changed, time.Since(start).Seconds())
+	return merge(c, reps, stalls, time.Since(start).Seconds())
 }
 
 // merge is c's report from its parts' reports, in c's order.
-func merge(c scenario.Config, mems scenario.MEMSConfig, reps []Report, changed [][]bool, wall float64) (Report, error) {
+func merge(c scenario.Config, reps []Report, stalls [][]sim.Time, wall float64) (Report, error) {
 	rep := Report{Scenario: c.Name, SimulatedS: reps[0].SimulatedS}
 	flows := map[string]FlowReport{}
 	groups := map[string]FlowReport{}
@@ -258,16 +256,21 @@ func merge(c scenario.Config, mems scenario.MEMSConfig, reps []Report, changed [
 		rep.ONICs = append(rep.ONICs, onics[o.Name])
 	}
 	// A phase is one reconfiguration however many parts it lit circuits
-	// in; each stalls the circuits it lights the same time.
+	// in; it stalls for as long as its longest dark circuit, in whichever
+	// part (as reconfigure adds it up).
+	var stall sim.Time
 	for k := range c.Phases {
-		for _, ch := range changed {
-			if k < len(ch) && ch[k] {
-				rep.Reconfigurations++
-				break
+		var longest sim.Time
+		for _, st := range stalls {
+			if k < len(st) {
+				longest = max(longest, st[k])
 			}
 		}
+		if longest > 0 {
+			rep.Reconfigurations++
+			stall += longest
+		}
 	}
-	stall := sim.Time(rep.Reconfigurations) * ps(mems.Reconfig+mems.BringUp) // as reconfigure adds it up
 	rep.StallS = float64(stall) / float64(sim.Second)
 	rep.Speed.WallSeconds = wall
 	if wall > 0 {

@@ -87,54 +87,117 @@ func HostInterface() Config { return embedded("host-interface.yaml") }
 // servers' circuits to the other pairing (S0 with S2, S1 with S3) and
 // each GPU to the next server, and once the new circuits are lit (the
 // switch's 10 ms and 1 ms bring-up) the same traffic runs again.
-func FLEETCluster() Config {
+func FLEETCluster() Config { return fleet(1) }
+
+// FLEETClusters is n FLEET clusters (FLEETCluster each, names prefixed
+// c0-, c1-, ...), each around its own 384-port switch, joined in a chain
+// (a ring from three) by trunks of 24 inter-cluster fibres of 100 m —
+// FLEET Gen1's 3 Tb/s of system-to-system throughput in O-NIC circuits of
+// 126 Gb/s; the fibres' length is an assumption. In the first phase each
+// cluster runs as FLEETCluster's does; in the second, each cluster's S0
+// exchanges with the next cluster's S0 and its S2 with the previous
+// cluster's S2, each over twelve circuits across a trunk (the 24 fibres
+// between two clusters), while S1 and S3 pair within their cluster and
+// the GPUs move on as in FLEETCluster.
+func FLEETClusters(n int) Config { return fleet(n) }
+
+// fleet is n FLEET clusters: FLEETCluster for n == 1, FLEETClusters for
+// more.
+//
+// Long: one loop builds each cluster's hosts, O-NICs and per-phase flows
+// and circuits, the trunks and the name prefixes alike for one cluster or
+// many.
+func fleet(n int) Config {
 	c := Config{Name: "fleet-cluster", MEMS: MEMSConfig{Reconfig: DefaultReconfig, BringUp: DefaultBringUp}}
-	bus := func(h int) string { return fmt.Sprintf("%02x", 0x10+h) }
-	all := bus(0) + ":00.0-" + bus(3+48) + ":1f.7"
-	onic := func(name, host string, h int) ONICConfig { return peerONIC(name, host, bus(h)+":00.0", all) }
-	for s := range 4 {
-		host := fmt.Sprintf("S%d", s)
-		c.Hosts = append(c.Hosts, HostConfig{Name: host})
-		for k := range 24 {
-			c.ONICs = append(c.ONICs, onic(fmt.Sprintf("s%d-%d", s, k), host, s))
+	pre := func(k int) string { return "" }
+	if n > 1 {
+		c.Name = "fleet-clusters"
+		pre = func(k int) string { return fmt.Sprintf("c%d-", k) }
+		for k := range n {
+			c.MEMS.Switches = append(c.MEMS.Switches, SwitchConfig{Name: fmt.Sprintf("c%d", k)})
+			if k+1 < n || n > 2 {
+				c.MEMS.Trunks = append(c.MEMS.Trunks, TrunkConfig{A: fmt.Sprintf("c%d", k), B: fmt.Sprintf("c%d", (k+1)%n), Fibres: 24, FibreM: 100})
+			}
 		}
 	}
-	for g := range 48 {
-		host := fmt.Sprintf("gpu%d", g)
-		c.Hosts = append(c.Hosts, HostConfig{Name: host, Kind: "gpu"})
-		c.ONICs = append(c.ONICs, onic("g"+strconv.Itoa(g), host, 4+g))
-	}
-	lit := 100*time.Microsecond + DefaultReconfig + DefaultBringUp
-	phase := func(k int, pair [4]int, start, stop time.Duration) []CircuitConfig {
-		var cs []CircuitConfig
+	const hostsEach = 4 + 48
+	bus := func(h int) string { return fmt.Sprintf("%02x", 0x10+h) }
+	all := bus(0) + ":00.0-" + bus(n*hostsEach-1) + ":1f.7"
+	for k := range n {
 		for s := range 4 {
-			if p := pair[s]; p > s {
-				for n := range 12 {
-					a, b := fmt.Sprintf("s%d-%d", s, n), fmt.Sprintf("s%d-%d", p, n)
-					cs = append(cs, CircuitConfig{A: a + ".a", B: b + ".a"})
-					c.Flows = append(c.Flows,
-						FlowConfig{Name: fmt.Sprintf("%s->%s#%d", a, b, k), Group: fmt.Sprintf("S%d<->S%d", s, p), From: fmt.Sprintf("S%d", s), Via: a, Op: "write", Size: 64 << 10, Start: start, Stop: stop},
-						FlowConfig{Name: fmt.Sprintf("%s->%s#%d", b, a, k), Group: fmt.Sprintf("S%d<->S%d", s, p), From: fmt.Sprintf("S%d", p), Via: b, Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+			host := fmt.Sprintf("%sS%d", pre(k), s)
+			c.Hosts = append(c.Hosts, HostConfig{Name: host})
+			for j := range 24 {
+				o := peerONIC(fmt.Sprintf("%ss%d-%d", pre(k), s, j), host, bus(k*hostsEach+s)+":00.0", all)
+				if n > 1 {
+					o.Switch = fmt.Sprintf("c%d", k)
 				}
+				c.ONICs = append(c.ONICs, o)
 			}
 		}
 		for g := range 48 {
-			s := (g + k) % 4
-			port := fmt.Sprintf("s%d-%d", s, 12+g/4)
-			cs = append(cs, CircuitConfig{A: "g" + strconv.Itoa(g) + ".a", B: port + ".a"})
-			group := "GPUs->servers"
-			if k > 0 {
-				group = "GPUs->next servers"
+			host := fmt.Sprintf("%sgpu%d", pre(k), g)
+			c.Hosts = append(c.Hosts, HostConfig{Name: host, Kind: "gpu"})
+			o := peerONIC(pre(k)+"g"+strconv.Itoa(g), host, bus(k*hostsEach+4+g)+":00.0", all)
+			if n > 1 {
+				o.Switch = fmt.Sprintf("c%d", k)
 			}
-			c.Flows = append(c.Flows, FlowConfig{Name: fmt.Sprintf("gpu%d->S%d", g, s), Group: group, From: fmt.Sprintf("gpu%d", g), Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+			c.ONICs = append(c.ONICs, o)
+		}
+	}
+	lit := 100*time.Microsecond + DefaultReconfig + DefaultBringUp
+	// pair adds twelve circuits between server s of cluster k and server
+	// p of cluster q, and their flows both ways, in group.
+	pair := func(cs *[]CircuitConfig, ph, k, s, q, p int, group string, start, stop time.Duration) {
+		for j := range 12 {
+			a, b := fmt.Sprintf("%ss%d-%d", pre(k), s, j), fmt.Sprintf("%ss%d-%d", pre(q), p, j)
+			*cs = append(*cs, CircuitConfig{A: a + ".a", B: b + ".a"})
+			c.Flows = append(c.Flows,
+				FlowConfig{Name: fmt.Sprintf("%s->%s#%d", a, b, ph), Group: group, From: fmt.Sprintf("%sS%d", pre(k), s), Via: a, Op: "write", Size: 64 << 10, Start: start, Stop: stop},
+				FlowConfig{Name: fmt.Sprintf("%s->%s#%d", b, a, ph), Group: group, From: fmt.Sprintf("%sS%d", pre(q), p), Via: b, Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+		}
+	}
+	phase := func(ph int, start, stop time.Duration) []CircuitConfig {
+		var cs []CircuitConfig
+		for k := range n {
+			switch {
+			case ph == 0: // S0 with S1, S2 with S3
+				pair(&cs, ph, k, 0, k, 1, fmt.Sprintf("%sS0<->S1", pre(k)), start, stop)
+				pair(&cs, ph, k, 2, k, 3, fmt.Sprintf("%sS2<->S3", pre(k)), start, stop)
+			case n == 1: // S0 with S2, S1 with S3
+				pair(&cs, ph, k, 0, k, 2, "S0<->S2", start, stop)
+				pair(&cs, ph, k, 1, k, 3, "S1<->S3", start, stop)
+			default: // S0 with the next cluster's, S2 with the previous one's
+				if next := (k + 1) % n; k+1 < n || n > 2 {
+					pair(&cs, ph, k, 0, next, 0, fmt.Sprintf("%sS0<->%sS0", pre(k), pre(next)), start, stop)
+				}
+				if n == 2 && k == 0 {
+					pair(&cs, ph, k, 2, 1, 2, fmt.Sprintf("%sS2<->%sS2", pre(k), pre(1)), start, stop)
+				} else if n > 2 {
+					prev := (k + n - 1) % n
+					pair(&cs, ph, k, 2, prev, 2, fmt.Sprintf("%sS2<->%sS2", pre(k), pre(prev)), start, stop)
+				}
+				pair(&cs, ph, k, 1, k, 3, fmt.Sprintf("%sS1<->S3", pre(k)), start, stop)
+			}
+			for g := range 48 {
+				s := (g + ph) % 4
+				port := fmt.Sprintf("%ss%d-%d", pre(k), s, 12+g/4)
+				cs = append(cs, CircuitConfig{A: pre(k) + "g" + strconv.Itoa(g) + ".a", B: port + ".a"})
+				group := pre(k) + "GPUs->servers"
+				if ph > 0 {
+					group = pre(k) + "GPUs->next servers"
+				}
+				c.Flows = append(c.Flows, FlowConfig{Name: fmt.Sprintf("%sgpu%d->S%d", pre(k), g, s), Group: group,
+					From: fmt.Sprintf("%sgpu%d", pre(k), g), Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+			}
 		}
 		return cs
 	}
 	// Each phase's flows stop 25 us before its circuits change or the run
 	// ends: a 64 KiB write takes about 20 us, so none is on a circuit
 	// that goes dark.
-	c.Circuits = phase(0, [4]int{1, 0, 3, 2}, 0, 75*time.Microsecond)
-	c.Phases = []PhaseConfig{{At: 100 * time.Microsecond, Circuits: phase(1, [4]int{2, 3, 0, 1}, lit, lit+75*time.Microsecond)}}
+	c.Circuits = phase(0, 0, 75*time.Microsecond)
+	c.Phases = []PhaseConfig{{At: 100 * time.Microsecond, Circuits: phase(1, lit, lit+75*time.Microsecond)}}
 	c.Duration = lit + 100*time.Microsecond
 	return c
 }
@@ -386,6 +449,7 @@ func Scenarios() []Scenario {
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"slow-peer", "a link partner that stops returning credits: onicA's port A stalls, retrains and resumes while the flow out of its port B goes on", SlowPeer},
 		{"fleet-cluster", "one FLEET cluster: 4 servers of 24 O-NICs and 48 GPUs with an O-NIC each on the 384-port MEMS; servers exchange in pairs and GPUs stream to servers, then the switch re-pairs them all", FLEETCluster},
+		{"fleet-clusters", "two FLEET clusters, each on its own 384-port MEMS, joined by 24 inter-cluster fibres (Gen1's 3 Tb/s): after the first phase each cluster's S0 and S2 exchange with the other cluster's over the fibres", func() Config { return FLEETClusters(2) }},
 		{"ip-over-pcie", "the cluster onic emu net joins: A reaches B out of its O-NIC's port A and C out of port B, with windows for the IP driver's rings, MSI-X doorbells and broadcast", IPOverPCIe},
 		{"host-interface", "the two-party cluster with no traffic generators, for onic emu serve: the hosts' software is its clients", HostInterface},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {

@@ -77,7 +77,36 @@ type MEMSConfig struct {
 	// public O-NIC figure exists; FLEET says it exceeds the MEMS time in
 	// the worst case).
 	BringUp time.Duration `mapstructure:"bring_up"`
+	// Switches, when given, are several clusters' switches instead of
+	// one: each O-NIC names its own (ONICConfig.Switch), and the fields
+	// above are every switch's defaults. Trunks are the inter-cluster
+	// fibres that join them: a circuit between O-NICs on two switches
+	// takes one fibre of the trunk between them (FLEET keeps 96 of a
+	// cluster's 384 switch ports for such fibres and the WAN).
+	Switches []SwitchConfig `mapstructure:"switches"`
+	Trunks   []TrunkConfig  `mapstructure:"trunks"`
 }
+
+// SwitchConfig is one cluster's MEMS switch; zero fields take MEMSConfig's.
+type SwitchConfig struct {
+	Name     string        `mapstructure:"name"`
+	Ports    int           `mapstructure:"ports"`
+	Reconfig time.Duration `mapstructure:"reconfig"`
+	BringUp  time.Duration `mapstructure:"bring_up"`
+}
+
+// TrunkConfig is a bundle of inter-cluster fibres between switches A and
+// B: Fibres of them (each a port of both switches), FibreM long.
+type TrunkConfig struct {
+	A      string  `mapstructure:"a"`
+	B      string  `mapstructure:"b"`
+	Fibres int     `mapstructure:"fibres"`
+	FibreM float64 `mapstructure:"fibre_m"`
+}
+
+// MaxTrunkM is the longest inter-cluster fibre (a campus; past it the WAN
+// is another model).
+const MaxTrunkM = 100_000
 
 // PhaseConfig switches the MEMS to a new set of circuits at a time.
 type PhaseConfig struct {
@@ -226,6 +255,9 @@ type ONICConfig struct {
 	Part          string      `mapstructure:"part"`
 	Board         board.Board `mapstructure:"board"`
 	ReflashPolicy string      `mapstructure:"reflash_policy"`
+	// Switch is the MEMS switch its ports are fibred to, one of
+	// MEMSConfig.Switches (empty: the only one).
+	Switch string `mapstructure:"switch"`
 }
 
 // CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
