@@ -220,3 +220,44 @@ func TestSlowPeerOnCards(t *testing.T) {
 	t.Logf("via b: %d transfers, max %.1f µs on the cards; %d, max %.1f µs on the model; card A's port A stalled once, dropped %d",
 		viaB.Transfers, viaB.MaxNs/1000, modelB.Transfers, modelB.MaxNs/1000, drops)
 }
+
+// TestNVMeOnCards: the NVMe gathering scenario (server A reads 128 KiB
+// blocks from an NVMe RAID behind its own O-NIC) with both O-NICs as
+// their cards, and with A's alone (a mixed pair): the driver's doorbells
+// cross A's card to the drive, the drive fetches each command from A's
+// memory back through both O-NICs and writes its data and completion
+// entries into A's memory — every command the model finishes finishes on
+// the cards too, nothing refused or lost, the same bytes at A. (Each
+// doorbell is four bytes, and a card's write is matched to its host
+// write by its bytes: they carry the low half of the write's number, so
+// that no two doorbells look alike.)
+func TestNVMeOnCards(t *testing.T) {
+	for _, cards := range [][]string{nil, {"onicA0"}} {
+		name := "both"
+		if cards != nil {
+			name = "mixed-" + cards[0]
+		}
+		t.Run(name, func(t *testing.T) {
+			run := func(rtl bool) cluster.Report {
+				cfg := scenario.NVMeGathering(1, 100)
+				cfg.Duration = 130 * time.Microsecond
+				rep, err := buildOn(t, cfg, rtl, cards...).Run()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			model, rtl := run(false), run(true)
+			a := rtl.Accounting
+			if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
+				t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
+			}
+			f, m := rtl.Flows[0], model.Flows[0]
+			if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers {
+				t.Fatalf("%d commands finished on the cards (%d failed), %d on the model", f.Transfers, f.Failed, m.Transfers)
+			}
+			t.Logf("%d commands on the cards, %d on the model; p50 %.0f ns and %.0f ns; A received %d bytes and %d", f.Transfers, m.Transfers,
+				f.P50Ns, m.P50Ns, rtl.Hosts[0].ReceivedBytes, model.Hosts[0].ReceivedBytes)
+		})
+	}
+}

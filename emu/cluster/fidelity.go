@@ -117,9 +117,8 @@ func fixedTime(h sim.Handler, arg uint64) bool {
 }
 
 // carries says whether the transfer level may carry this cluster at all:
-// not with a capture (its TLPs are the point), hardware O-NICs, software
-// outside the emulator, or kernels (their latencies and pairing are not
-// counters that scale).
+// not with a capture (its TLPs are the point), hardware O-NICs or
+// software outside the emulator.
 func (c *Cluster) carries() bool {
 	if c.fid == nil || c.capture != nil || c.hw != nil || c.softOnly {
 		return false
@@ -127,13 +126,6 @@ func (c *Cluster) carries() bool {
 	for _, f := range c.flows {
 		if f.soft {
 			return false
-		}
-	}
-	for _, o := range c.onics {
-		for _, k := range o.kernels {
-			if k != nil {
-				return false
-			}
 		}
 	}
 	return true
@@ -365,6 +357,25 @@ func (c *Cluster) counters(visit func(*uint64)) {
 			visit(&pt.sent)
 			visit(&pt.wireBytes)
 		}
+		for _, k := range o.kernels {
+			if k != nil {
+				k.counters(visit)
+			}
+		}
+	}
+}
+
+// counters visits a kernel's counters: what it streamed, its summed
+// latencies and stalls, its drops and its tasks.
+func (k *kernel) counters(visit func(*uint64)) {
+	for _, p := range []*uint64{&k.tlps, &k.bytesIn, &k.bytesOut, &k.noProxy, &k.tasks, &k.refused} {
+		visit(p)
+	}
+	for i := range k.dropped {
+		visit(&k.dropped[i])
+	}
+	for _, t := range []*sim.Time{&k.latency, &k.stall, &k.pairWait, &k.taskTime, &k.taskStall} {
+		visitTime(visit, t)
 	}
 }
 
@@ -398,7 +409,14 @@ func (c *Cluster) carry(skip sim.Time) {
 	i := 0
 	var outcomes uint64
 	nOutcomes := len(c.counts)
-	var wire []uint64
+	var wire, dataIn []uint64
+	for _, h := range c.hosts {
+		dataIn = append(dataIn, h.dataIn)
+	}
+	issued := make([]int, len(c.flows))
+	for i, fl := range c.flows {
+		issued[i] = fl.issued
+	}
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
 			wire = append(wire, pt.wireBytes)
@@ -425,6 +443,20 @@ func (c *Cluster) carry(skip sim.Time) {
 	}
 	for _, fl := range c.flows {
 		fl.carry(from, skip, sampled)
+	}
+	// A forwarding flow sends on only what its host has received: its
+	// host's data grows by what its forwarders sent on, so that each
+	// leaves the stretch as far ahead of its data as it entered it (the
+	// two scaled apart would starve one or let it run ahead).
+	for i, h := range c.hosts {
+		if len(h.forwarders) == 0 {
+			continue
+		}
+		var grow uint64
+		for _, fw := range h.forwarders {
+			grow = max(grow, uint64(fw.issued-issued[fw.idx])*uint64(fw.cfg.Size))
+		}
+		h.dataIn = dataIn[i] + grow
 	}
 	c.offset += skip
 	c.s.Shift(skip, fixedTime)
@@ -486,8 +518,10 @@ func (f *flowState) carry(from, skip, sampled sim.Time) {
 	spread(f.delivered, from, from+skip, f.c.bucket, bytes)
 	var n uint64
 	switch {
-	case (f.cfg.Op == "write" || f.cfg.Op == "read") && f.cfg.Size > 0:
-		// Each transfer lands its size: as many as the bytes make.
+	case (f.cfg.Op == "write" || f.cfg.Op == "read") && s.n > 0 &&
+		math.Abs(float64(f.bytes-bytes-s.bytes)/float64(s.n*f.cfg.Size)-1) < 0.1:
+		// Each transfer lands its size (no kernel on the way changes
+		// it): as many as the bytes make.
 		n = (bytes + uint64(f.cfg.Size)/2) / uint64(f.cfg.Size)
 	case s.n >= 2 && s.last > s.first:
 		n = scale(uint64(s.n-1), uint64(skip), uint64(s.last-s.first))

@@ -316,9 +316,9 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 	k.free = start + sim.Time(float64(beats)*k.prof.CyclesPerBeat*k.cycle)
 	out := k.free + k.delay
 	if k.first < 0 {
-		k.first = start
+		k.first = start + o.c.offset // (the scenario's clock: see fidelity.go)
 	}
-	k.last = out
+	k.last = out + o.c.offset
 	k.tlps++
 	k.bytesIn += uint64(n * k.inputs)
 	outBytes := max(4, int(math.Ceil(float64(n)*k.prof.OutPerIn)))

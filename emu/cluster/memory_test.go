@@ -32,8 +32,9 @@ func liveAfter(t *testing.T, c scenario.Config) (uint64, Report) {
 
 // TestMemoryBoundedByCluster: what a run keeps does not grow with
 // simulated time (issue 45): a two-party run of 4 KiB writes (about
-// 67,000 transfers a flow in 20 ms) keeps within 10% of the heap a run a
-// tenth as long keeps (itself past every bound, at 6,700) — no per-transfer state outlives its transfer;
+// 60,000 transfers a flow in 20 ms) keeps less than 4 bytes a transfer
+// more than a run a tenth as long (itself past every bound, at 6,000;
+// about 5% more in all) — no per-transfer state outlives its transfer;
 // latencies go into bounded histograms and the transfers traces and
 // charts show into a sampled log — and its report still gives every
 // transfer's count and latency percentiles.
@@ -53,8 +54,14 @@ func TestMemoryBoundedByCluster(t *testing.T) {
 	if rl.Flows[0].Transfers < 9*rs.Flows[0].Transfers || rs.Flows[0].Transfers < maxLogged {
 		t.Fatalf("the long run finished %d transfers, the short %d: not the load the test needs", rl.Flows[0].Transfers, rs.Flows[0].Transfers)
 	}
-	if float64(long) > 1.1*float64(short) {
-		t.Errorf("the 20 ms run keeps %d bytes, the 2 ms run %d: memory grows with simulated time", long, short)
+	// What a run keeps, measured as the heap's growth, moves by some 40
+	// KiB from one measurement to the next (a CI run once saw the 2 ms
+	// run keep 672 KiB, where it keeps 710 here): grown by less than 4
+	// bytes a transfer, against the 40 each kept before per-transfer
+	// state was freed (the histograms' new buckets are about 1).
+	grown := float64(long) - float64(short)
+	if per := grown / float64(rl.Flows[0].Transfers-rs.Flows[0].Transfers); per > 4 {
+		t.Errorf("the 20 ms run keeps %d bytes, the 2 ms run %d: %.1f bytes more a transfer, memory grows with simulated time", long, short, per)
 	}
 	for _, f := range rl.Flows {
 		if f.P50Ns <= 0 || f.P99Ns < f.P50Ns || f.MaxNs < f.P999Ns {

@@ -125,9 +125,9 @@ type hwRead struct {
 func CheckHardware(cfg scenario.Config, names []string) error {
 	for _, f := range cfg.Flows {
 		switch f.Op {
-		case "write", "read":
+		case "write", "read", "nvme-read":
 		default:
-			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write and read flows and served sessions for now", f.Name, f.Op)
+			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write, read and nvme-read flows and served sessions for now", f.Name, f.Op)
 		}
 	}
 	if len(cfg.Flows) == 0 {
@@ -475,8 +475,10 @@ func (c *Cluster) giveBytes(t *tlp.TLP) {
 	t.Data = make([]byte, int(t.Length)*4)
 	if t.Kind() == tlp.MWr {
 		c.hw.seq++
-		for i := 0; i+8 <= len(t.Data); i += 8 {
-			binary.LittleEndian.PutUint64(t.Data[i:], c.hw.seq)
+		var seq [8]byte
+		binary.LittleEndian.PutUint64(seq[:], c.hw.seq)
+		for i := 0; i < len(t.Data); i += 8 {
+			copy(t.Data[i:], seq[:]) // (a doorbell's 4 bytes: the low half)
 		}
 	}
 }
