@@ -119,9 +119,9 @@ type hwRead struct {
 
 // CheckHardware says whether cfg can run with the O-NICs named (all when
 // none are) as hardware (UseHardware), before any is built: its traffic
-// generators must be write and read flows, and, when it has any, no card
-// may hold a kernel (a write is matched to its landing by its bytes,
-// which a kernel changes).
+// generators must be write, read and nvme-read flows, and, when it has
+// any, no card may hold a kernel (a write is matched to its landing by
+// its bytes, which a kernel changes).
 func CheckHardware(cfg scenario.Config, names []string) error {
 	for _, f := range cfg.Flows {
 		switch f.Op {
@@ -145,11 +145,11 @@ func CheckHardware(cfg scenario.Config, names []string) error {
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
 // their hosts' TLPs and their circuits carry the cards' lane words. Call
 // it after Build, before anything runs. The cluster must have no
-// traffic generators but write and read flows (a kernel's task or an
-// NVMe command is accounted through the model's decisions, which a card
-// does not report): reads are matched by tag, writes by their bytes where
-// they land (the emulator's own writes are given bytes that say which
-// they are).
+// traffic generators but write, read and nvme-read flows (a kernel's
+// task is accounted through the model's decisions, which a card does not
+// report; CheckHardware): reads are matched by tag, writes by their bytes
+// where they land (the emulator's own writes are given bytes that say
+// which they are, a doorbell's four the low half).
 // A circuit between a card and a Go-model O-NIC joins the card's port to
 // a link layer written in Go from the wire format (a Partner), whose TLPs
 // cross to the model's port over a link of the model's.
