@@ -61,6 +61,9 @@ type fidelity struct {
 	// windows how many stretches it was in.
 	skipped sim.Time
 	windows int
+	// held says why the run kept the packet level throughout, if it did
+	// for a reason of its own.
+	held string
 	// At the first sample's start: the counters (in counters' order),
 	// the failure reasons, and the time.
 	snap  []uint64
@@ -90,7 +93,7 @@ func newFidelity(name string) (*fidelity, error) {
 // report says in rep how much of a run d long the fidelity carried.
 func (f *fidelity) report(rep *Report, d time.Duration) {
 	if f != nil {
-		rep.Fidelity, rep.TransferWindows = f.name, f.windows
+		rep.Fidelity, rep.TransferWindows, rep.TransferHeld = f.name, f.windows, f.held
 		rep.TransferShare = float64(f.skipped) / float64(ps(d))
 	}
 }
@@ -120,15 +123,18 @@ func fixedTime(h sim.Handler, arg uint64) bool {
 // not with a capture (its TLPs are the point), hardware O-NICs or
 // software outside the emulator.
 func (c *Cluster) carries() bool {
-	if c.fid == nil || c.capture != nil || c.hw != nil || c.softOnly {
+	if c.fid == nil {
 		return false
 	}
-	for _, f := range c.flows {
-		if f.soft {
-			return false
-		}
+	switch {
+	case c.capture != nil:
+		c.fid.held = "a capture keeps the packet level"
+	case c.hw != nil:
+		c.fid.held = "hardware O-NICs keep the packet level"
+	case c.softOnly || slices.ContainsFunc(c.flows, func(f *flowState) bool { return f.soft }):
+		c.fid.held = "software clients keep the packet level"
 	}
-	return true
+	return c.fid.held == ""
 }
 
 // quiet says whether nothing transient is under way: every port with a
@@ -305,6 +311,11 @@ func (f *fidelity) middle(c *Cluster) {
 // within tol and a little (64 of whatever it counts, 4 KiB of bytes), and
 // as many requests are in flight at the end as at the start.
 func (f *fidelity) steady(c *Cluster, l1, l2 sim.Time) bool {
+	n := 0
+	c.counters(func(*uint64) { n++ })
+	if n != len(f.snap) {
+		return false // a link came or went (not quiet)
+	}
 	i := 0
 	k := float64(l1) / float64(l2)
 	near := func(a, b, slack float64) bool { return math.Abs(a-b) <= f.tol*max(a, b)+slack }
@@ -347,6 +358,14 @@ func (c *Cluster) counters(visit func(*uint64)) {
 		}
 	}
 	for _, o := range c.onics {
+		if o.link != nil {
+			o.link.Counters(visit)
+		}
+		for _, pt := range o.ports {
+			if pt.l != nil && pt.side == 0 {
+				pt.l.Counters(visit) // (once a link: from its end 0)
+			}
+		}
 		o.mgr.Counters(visit)
 		visit(&o.pl.waited)
 		visitTime(visit, &o.pl.waitSum)
@@ -354,8 +373,9 @@ func (c *Cluster) counters(visit func(*uint64)) {
 			visitTime(visit, &o.pl.busy[i])
 		}
 		for _, pt := range o.ports {
-			visit(&pt.sent)
-			visit(&pt.wireBytes)
+			for _, p := range []*uint64{&pt.sent, &pt.wireBytes, &pt.w.stalls, &pt.w.retrain, &pt.rollovers, &pt.lost, &pt.holdDrops, &pt.downDrops} {
+				visit(p)
+			}
 		}
 		for _, k := range o.kernels {
 			if k != nil {

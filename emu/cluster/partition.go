@@ -239,7 +239,7 @@ func merge(c scenario.Config, reps []Report, stalls [][]sim.Time, wall float64) 
 		}
 		rep.Speed.Events += r.Speed.Events
 		rep.Speed.TLPs += r.Speed.TLPs
-		rep.Fidelity = r.Fidelity
+		rep.Fidelity, rep.TransferHeld = r.Fidelity, r.TransferHeld
 		rep.TransferWindows += r.TransferWindows
 		rep.TransferShare += r.TransferShare * float64(len(r.ONICs)) / float64(len(c.ONICs)) // weighed by O-NICs
 	}

@@ -43,6 +43,10 @@ type Report struct {
 	Fidelity        string  `json:"fidelity,omitempty"`
 	TransferShare   float64 `json:"transfer_share,omitempty"`
 	TransferWindows int     `json:"transfer_windows,omitempty"`
+	// TransferHeld says why the run kept the packet level throughout,
+	// when something in it needs every TLP (a capture, hardware O-NICs,
+	// software clients).
+	TransferHeld string `json:"transfer_held,omitempty"`
 }
 
 // RTLReport is what the cards of the RTL backend did.
@@ -471,6 +475,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Fidelity != "" {
 		fmt.Fprintf(w, "\nfidelity %s: %.1f%% of the O-NICs' time carried at the transfer level, in %d steady stretch(es)",
 			r.Fidelity, 100*r.TransferShare, r.TransferWindows)
+		if r.TransferHeld != "" {
+			fmt.Fprintf(w, " (%s)", r.TransferHeld)
+		}
 	}
 	fmt.Fprintf(w, "\n\n")
 	table := func(title string, fs []FlowReport) {

@@ -456,6 +456,23 @@ func (l *Link) Config() Config { return l.cfg }
 // Stats returns what the transmitter at end side has sent.
 func (l *Link) Stats(side int) Stats { return l.dirs[side].Stats }
 
+// Counters calls visit with a pointer to each of both directions' Stats
+// counters (BusySymbols as its bits), always in the same order: the
+// emulator's transfer level (docs/emu.md) extrapolates them over the
+// simulated time it skips.
+func (l *Link) Counters(visit func(*uint64)) {
+	for i := range l.dirs {
+		st := &l.dirs[i].Stats
+		for _, p := range []*uint64{&st.TLPs, &st.TLPBytes, &st.PayloadBytes, &st.Acks, &st.UpdateFCs, &st.SKPs,
+			&st.CreditStalls, &st.ReplayStalls, &st.Damaged, &st.Naks, &st.Replays, &st.Resent, &st.ReplayTimeouts, &st.Rollovers} {
+			visit(p)
+		}
+		busy := uint64(st.BusySymbols)
+		visit(&busy)
+		st.BusySymbols = int64(busy)
+	}
+}
+
 // SymbolTime returns the time of symbol k (k*period, rounded up to a ps).
 func (l *Link) SymbolTime(k int64) sim.Time { return sim.Time((k*l.p64 + 63) / 64) }
 
