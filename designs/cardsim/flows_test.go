@@ -263,3 +263,45 @@ func TestNVMeOnCards(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineOnCards: FLEET's NVMe -> GPU -> server A -> server C
+// pipeline with all six O-NICs as their cards, against the model: the
+// drive's blocks reach the GPU, the GPU sends them on to A, and A sends
+// them on to C through its O-NIC's fp32-to-bf16 kernel — on the cards
+// the generated kernel in the card's slot, whose output is matched to the
+// write it came from by the bytes the kernel's Go reference makes of the
+// write's. Every stage finishes the transfers the model does (within
+// one), nothing refused or lost, and C receives half the bytes A sends it.
+func TestPipelineOnCards(t *testing.T) {
+	run := func(rtl bool) cluster.Report {
+		cfg := scenario.Pipeline()
+		cfg.Duration = 220 * time.Microsecond
+		rep, err := buildOn(t, cfg, rtl).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	model, rtl := run(false), run(true)
+	a := rtl.Accounting
+	if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
+		t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
+	}
+	for i, f := range rtl.Flows {
+		m := model.Flows[i]
+		if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers+1 {
+			t.Errorf("%s: %d transfers on the cards (%d failed), %d on the model", f.Name, f.Transfers, f.Failed, m.Transfers)
+		}
+		t.Logf("%s: %d transfers on the cards, %d on the model; %.1f and %.1f Gb/s", f.Name, f.Transfers, m.Transfers, f.Gbps, m.Gbps)
+	}
+	for i, h := range rtl.Hosts {
+		t.Logf("host %s received %d bytes on the cards, %d on the model", h.Name, h.ReceivedBytes, model.Hosts[i].ReceivedBytes)
+	}
+	// C has half of each block A finished sending, and at most half of
+	// the four in flight besides.
+	done := uint64(rtl.Flows[2].Transfers) * 128 << 10
+	if c := rtl.Hosts[1].ReceivedBytes; c < done/2 || c > done/2+2*128<<10 {
+		t.Errorf("C received %d bytes on the cards; A finished %d bytes to it", c, done)
+	}
+	t.Logf("%d writes in flight or unmatched at the end, %d requests in flight", rtl.RTL.UnseenWrites, a.InFlight)
+}
