@@ -238,21 +238,10 @@ func TestNVMeOnCards(t *testing.T) {
 			name = "mixed-" + cards[0]
 		}
 		t.Run(name, func(t *testing.T) {
-			run := func(rtl bool) cluster.Report {
-				cfg := scenario.NVMeGathering(2, 100)
-				cfg.Duration = 200 * time.Microsecond
-				cfg.Hosts[2].NVMe.MediaGbps = 25 // nvme1: a slower drive, so that a doorbell taken for the other's shows
-				rep, err := buildOn(t, cfg, rtl, cards...).Run()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep
-			}
-			model, rtl := run(false), run(true)
-			a := rtl.Accounting
-			if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
-				t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
-			}
+			cfg := scenario.NVMeGathering(2, 100)
+			cfg.Duration = 200 * time.Microsecond
+			cfg.Hosts[2].NVMe.MediaGbps = 25 // nvme1: a slower drive, so that a doorbell taken for the other's shows
+			model, rtl := bothWays(t, cfg, cards...)
 			for i, f := range rtl.Flows {
 				m := model.Flows[i]
 				if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers {
@@ -273,20 +262,9 @@ func TestNVMeOnCards(t *testing.T) {
 // write's. Every stage finishes the transfers the model does (within
 // one), nothing refused or lost, and C receives half the bytes A sends it.
 func TestPipelineOnCards(t *testing.T) {
-	run := func(rtl bool) cluster.Report {
-		cfg := scenario.Pipeline()
-		cfg.Duration = 220 * time.Microsecond
-		rep, err := buildOn(t, cfg, rtl).Run()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	model, rtl := run(false), run(true)
-	a := rtl.Accounting
-	if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
-		t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
-	}
+	cfg := scenario.Pipeline()
+	cfg.Duration = 220 * time.Microsecond
+	model, rtl := bothWays(t, cfg)
 	for i, f := range rtl.Flows {
 		m := model.Flows[i]
 		if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers+1 {
@@ -303,5 +281,25 @@ func TestPipelineOnCards(t *testing.T) {
 	if c := rtl.Hosts[1].ReceivedBytes; c < done/2 || c > done/2+2*128<<10 {
 		t.Errorf("C received %d bytes on the cards; A finished %d bytes to it", c, done)
 	}
-	t.Logf("%d writes in flight or unmatched at the end, %d requests in flight", rtl.RTL.UnseenWrites, a.InFlight)
+	t.Logf("%d writes in flight or unmatched at the end, %d requests in flight", rtl.RTL.UnseenWrites, rtl.Accounting.InFlight)
+}
+
+// bothWays runs cfg on the model and with the O-NICs named in cards (all
+// when none) as their cards, and fails unless the cards' run delivered
+// something and dropped, denied, failed and refused nothing.
+func bothWays(t *testing.T, cfg scenario.Config, cards ...string) (model, rtl cluster.Report) {
+	t.Helper()
+	run := func(hw bool) cluster.Report {
+		rep, err := buildOn(t, cfg, hw, cards...).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	model, rtl = run(false), run(true)
+	a := rtl.Accounting
+	if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
+		t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
+	}
+	return model, rtl
 }
