@@ -303,3 +303,26 @@ func bothWays(t *testing.T, cfg scenario.Config, cards ...string) (model, rtl cl
 	}
 	return model, rtl
 }
+
+// TestOffloadOnCards: the offload scenario — host A runs tasks on its
+// O-NIC's fp32-to-bf16 kernel: ARG0 and the doorbell, 256 KiB of data
+// in, the converted data back into its memory, a completion record and
+// an MSI-X interrupt per task — on the generated card against the model.
+// The emulator registers the kernel as a driver would (TASK_CTRL, the
+// record's address, the slot's MSI-X table entry); each task ends when
+// the card's record and interrupt have landed, and the card finishes the
+// tasks the model does, an interrupt each.
+func TestOffloadOnCards(t *testing.T) {
+	cfg := scenario.Offload()
+	cfg.Duration = 150 * time.Microsecond
+	model, rtl := bothWays(t, cfg)
+	f, m := rtl.Flows[0], model.Flows[0]
+	if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers+1 {
+		t.Fatalf("%d tasks on the card (%d failed), %d on the model", f.Transfers, f.Failed, m.Transfers)
+	}
+	if got, want := rtl.Hosts[0].Interrupts, model.Hosts[0].Interrupts; got < want-1 || got > want+1 || got == 0 {
+		t.Fatalf("%d interrupts on the card, %d on the model", got, want)
+	}
+	t.Logf("%d tasks on the card, %d on the model; p50 %.0f ns and %.0f ns; %d and %d interrupts", f.Transfers, m.Transfers,
+		f.P50Ns, m.P50Ns, rtl.Hosts[0].Interrupts, model.Hosts[0].Interrupts)
+}

@@ -120,16 +120,17 @@ type hwRead struct {
 }
 
 // CheckHardware says whether cfg can run with the O-NICs named (all when
-// none are) as hardware (UseHardware), before any is built: its traffic
-// generators must be write, read and nvme-read flows, and, when it has
-// any, no card may hold a kernel (a write is matched to its landing by
-// its bytes, which a kernel changes).
+// none are) as hardware (UseHardware), before any is built: when it has
+// traffic generators, a card's kernels must be single-input library
+// kernels, whose output its Go reference gives from one write's bytes
+// (a write is matched to its landing by its bytes), and no port's writes
+// may go into a kernel (kernel_in).
 func CheckHardware(cfg scenario.Config, names []string) error {
 	for _, f := range cfg.Flows {
 		switch f.Op {
-		case "write", "read", "nvme-read":
+		case "write", "read", "nvme-read", "task":
 		default:
-			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write, read and nvme-read flows and served sessions for now", f.Name, f.Op)
+			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write, read, nvme-read and task flows and served sessions", f.Name, f.Op)
 		}
 	}
 	if len(cfg.Flows) == 0 {
@@ -150,11 +151,6 @@ func CheckHardware(cfg scenario.Config, names []string) error {
 		}
 		if len(o.Manager.KernelIn) > 0 {
 			return fmt.Errorf("--rtl %s: manager.kernel_in: writes from a port into a kernel are not matched to their landing yet", o.Name)
-		}
-	}
-	for _, f := range cfg.Flows {
-		if f.Op == "task" {
-			return fmt.Errorf("--rtl: flows[%s]: op task: the RTL backend does not run task flows yet (served sessions drive the task shells)", f.Name)
 		}
 	}
 	return nil
@@ -196,11 +192,11 @@ func (o *onicNode) kernelOut(bar int, t *tlp.TLP) []uint64 {
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
 // their hosts' TLPs and their circuits carry the cards' lane words. Call
 // it after Build, before anything runs. The cluster must have no
-// traffic generators but write, read and nvme-read flows (a kernel's
-// task is accounted through the model's decisions, which a card does not
-// report; CheckHardware): reads are matched by tag, writes by their bytes
-// where they land (the emulator's own writes are given bytes that say
-// which they are, a doorbell's four the low half).
+// traffic generators CheckHardware allows: reads are matched by tag,
+// writes by their bytes where they land (the emulator's own writes are
+// given bytes that say which they are, a doorbell's four the low half;
+// through a kernel, the bytes its reference makes of them), and a task
+// shell's record and interrupt join the task in flight (rtltask.go).
 // A circuit between a card and a Go-model O-NIC joins the card's port to
 // a link layer written in Go from the wire format (a Partner), whose TLPs
 // cross to the model's port over a link of the model's.
@@ -234,6 +230,13 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		h.reads = append(h.reads, map[uint32]*hwRead{})
 	}
 	c.hw = h
+	for _, o := range c.onics {
+		if o.hw >= 0 {
+			if err := c.hwSetupTasks(o); err != nil {
+				return err
+			}
+		}
+	}
 	x.Capture(c.capture != nil)
 	// Faults: a card's port withholds its credits on the lanes; a Go-model
 	// O-NIC's port would withhold them from a card only through the Go
@@ -454,6 +457,9 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 	h := c.hw
 	why := ""
 	t := &m.t
+	if m.rec >= 0 && c.recs[m.rec].stage == stTaskReg && t.Data == nil {
+		c.taskRegValue(o, m)
+	}
 	c.giveBytes(t)
 	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
@@ -704,7 +710,9 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 	case t.Kind().Class() == tlp.ClassCompletion:
 		c.completes(h.reads[o.hw], m, &t)
 	case t.Kind() == tlp.MWr:
-		c.matchWrite(m)
+		if c.matchWrite(m); m.rec < 0 {
+			c.taskWrite(o, m)
+		}
 	}
 	sendAt(o.link, 1, m, ready)
 }
