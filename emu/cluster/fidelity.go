@@ -538,8 +538,7 @@ func (f *flowState) carry(from, skip, sampled sim.Time) {
 	spread(f.delivered, from, from+skip, f.c.bucket, bytes)
 	var n uint64
 	switch {
-	case (f.cfg.Op == "write" || f.cfg.Op == "read") && s.n > 0 &&
-		math.Abs(float64(f.bytes-bytes-s.bytes)/float64(s.n*f.cfg.Size)-1) < 0.1:
+	case (f.cfg.Op == "write" || f.cfg.Op == "read") && f.landsSize(bytes):
 		// Each transfer lands its size (no kernel on the way changes
 		// it): as many as the bytes make.
 		n = (bytes + uint64(f.cfg.Size)/2) / uint64(f.cfg.Size)
@@ -567,6 +566,19 @@ func (f *flowState) carry(from, skip, sampled sim.Time) {
 		}
 		f.hist.addN(t, k)
 	}
+}
+
+// landsSize says whether the flow's transfers each land their size (no
+// kernel on the way changes it), by the samples' bytes and finished
+// transfers (before carry added carried bytes), or, when transfers too
+// big to finish in the samples finished none, by the run's so far.
+func (f *flowState) landsSize(carried uint64) bool {
+	s := &f.sample
+	bytes, n := f.bytes-carried-s.bytes, s.n
+	if n == 0 {
+		bytes, n = f.bytes-carried, f.ok+f.bad
+	}
+	return n > 0 && math.Abs(float64(bytes)/float64(n*f.cfg.Size)-1) < 0.1
 }
 
 // room is how long the flow's measured rate may carry it: for ever,
