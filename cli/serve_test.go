@@ -224,7 +224,6 @@ func TestEmuServeRTL(t *testing.T) {
 		want string
 	}{
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "onicC"}, "--rtl onicC: the scenario has no such O-NIC"},
-		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--scenario", "allreduce"}, `--rtl onicC: slot 0 holds kernel sum-int32; with flows, the RTL backend runs single-input library kernels`},
 		{[]string{"emu", "serve", "--socket", socket, "--vcd", "onicA"}, "--vcd: a waveform is of an RTL O-NIC: add --rtl"},
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicC"}, `"onicC" is not one of the RTL O-NICs`},
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicA:5-6us"}, `"5": want a duration with a unit`},

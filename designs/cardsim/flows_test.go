@@ -326,3 +326,36 @@ func TestOffloadOnCards(t *testing.T) {
 	t.Logf("%d tasks on the card, %d on the model; p50 %.0f ns and %.0f ns; %d and %d interrupts", f.Transfers, m.Transfers,
 		f.P50Ns, m.P50Ns, rtl.Hosts[0].Interrupts, model.Hosts[0].Interrupts)
 }
+
+// TestAllreduceOnCards: the allreduce step — A's and B's int32 gradients
+// meet in C's O-NIC, whose sum-int32 kernel pairs a write from each port
+// and writes the sum into C's memory — with all three O-NICs as their
+// cards and with C's alone (its ports joined to the Go models' through
+// Partners), against the model. A pair's sum is matched to its two writes
+// by the bytes the kernel's Go reference makes of them, in the order each
+// port's writes arrive: both flows finish the transfers the model's do,
+// nothing is lost, and C receives one sum for every pair of writes.
+func TestAllreduceOnCards(t *testing.T) {
+	for _, cards := range [][]string{nil, {"onicC"}} {
+		name := "all"
+		if cards != nil {
+			name = "mixed-" + cards[0]
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := scenario.Allreduce()
+			cfg.Duration = 60 * time.Microsecond
+			model, rtl := bothWays(t, cfg, cards...)
+			for i, f := range rtl.Flows {
+				m := model.Flows[i]
+				if f.Transfers == 0 || f.Failed != 0 || f.Transfers < m.Transfers-1 || f.Transfers > m.Transfers+1 {
+					t.Errorf("%s: %d transfers on the cards (%d failed), %d on the model", f.Name, f.Transfers, f.Failed, m.Transfers)
+				}
+				t.Logf("%s: %d transfers on the cards, %d on the model; %.1f and %.1f Gb/s", f.Name, f.Transfers, m.Transfers, f.Gbps, m.Gbps)
+			}
+			done := uint64(min(rtl.Flows[0].Transfers, rtl.Flows[1].Transfers)) * 64 << 10
+			if c := rtl.Hosts[2].ReceivedBytes; c < done || c > done+4*64<<10 {
+				t.Errorf("C received %d bytes of sums; the pairs of finished transfers make %d", c, done)
+			}
+		})
+	}
+}

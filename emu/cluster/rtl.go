@@ -12,7 +12,6 @@ import (
 	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/kernels"
-	"onic/pcie/ntb"
 	"onic/tlp"
 )
 
@@ -94,6 +93,9 @@ type hw struct {
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
 	seq       uint64 // writes without bytes given bytes (hwReceive)
+	// halves are the writes waiting for their partners at cards'
+	// two-input kernels, by card and slot and input (rtlkernel.go).
+	halves map[kernelSide]*[2][]kernelHalf
 	// refused is the first TLP a card's interface refused, and why.
 	refused string
 	// train is how long the cards' links take to train once a circuit is
@@ -142,51 +144,13 @@ func CheckHardware(cfg scenario.Config, names []string) error {
 		}
 		for _, k := range o.Kernels {
 			// A write is matched to its landing by its bytes: a kernel's
-			// output is computed from them by its Go reference, which
-			// one input's write alone gives.
-			lib, err := kernels.Lookup(k.Name)
-			if k.Opaque || err != nil || lib.Inputs != 1 {
-				return fmt.Errorf("--rtl %s: slot %d holds kernel %s; with flows, the RTL backend runs single-input library kernels (its writes are matched to their landing by the bytes the kernel's reference makes of them)", o.Name, k.Slot, k.Name)
+			// output is computed from them by its Go reference.
+			if _, err := kernels.Lookup(k.Name); k.Opaque || err != nil {
+				return fmt.Errorf("--rtl %s: slot %d holds kernel %s; with flows, the RTL backend runs library kernels (its writes are matched to their landing by the bytes the kernel's reference makes of them)", o.Name, k.Slot, k.Name)
 			}
-		}
-		if len(o.Manager.KernelIn) > 0 {
-			return fmt.Errorf("--rtl %s: manager.kernel_in: writes from a port into a kernel are not matched to their landing yet", o.Name)
 		}
 	}
 	return nil
-}
-
-// kernelOut is what write t (with its bytes) into BAR bar of card o
-// becomes when the window it falls in leads to a kernel slot: the writes
-// the slot sends on, by writeKey — its reference's output, cut into
-// writes no bigger than t, as the card's slot cuts it. It returns none
-// when t goes to no kernel.
-func (o *onicNode) kernelOut(bar int, t *tlp.TLP) []uint64 {
-	var hit ntb.Hit
-	o.mgr.Tables().Lookup(bar, t.Address-o.fn.BARAddress(bar), o.mgr.PortDown, &hit)
-	if !hit.Enabled() || hit.Egress.Kind != ntb.EgressKernel {
-		return nil
-	}
-	var lib *kernels.Kernel
-	for _, k := range o.d.Kernels {
-		if k.Slot == int(hit.Egress.Slot) {
-			lib = k.Library
-		}
-	}
-	if lib == nil {
-		return nil
-	}
-	out, err := lib.Reference([][]byte{t.Data})
-	if err != nil || len(out) == 0 {
-		return nil
-	}
-	out = append(out, make([]byte, -len(out)&3)...) // (whole DWs)
-	var keys []uint64
-	for off := 0; off < len(out); off += len(t.Data) {
-		piece := out[off:min(off+len(t.Data), len(out))]
-		keys = append(keys, writeKey(&tlp.TLP{Length: uint16(len(piece) / 4), Data: piece}))
-	}
-	return keys
 }
 
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
@@ -407,9 +371,9 @@ func (b *hwBridge) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 	c.giveBytes(t)
 	switch {
 	case t.Kind() == tlp.MWr && m.rec >= 0:
-		k := writeKey(t)
-		h.posted[k] = append(h.posted[k], m.rec)
-		c.recs[m.rec].refs++
+		if !c.intoKernel(c.hwONIC(b.cardN).ports[b.port], m) {
+			h.post(m.rec, writeKey(t))
+		}
 	case t.Kind() == tlp.MRd && m.rec >= 0:
 		key := readKey(t)
 		if old := b.reads[key]; old != nil {
@@ -500,15 +464,9 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 			// Settled when its bytes land (hwEmit); held until then —
 			// or, through a kernel, when the bytes it makes of them do,
 			// every write of them.
-			keys := o.kernelOut(bar, t)
-			if keys == nil {
-				keys = []uint64{writeKey(t)}
+			if !c.hwKernelWrite(o, bar, m) {
+				h.post(m.rec, writeKey(t))
 			}
-			for _, k := range keys {
-				h.posted[k] = append(h.posted[k], m.rec)
-				c.recs[m.rec].refs++
-			}
-			c.recs[m.rec].copies += int32(len(keys) - 1)
 		}
 	default:
 		why = "rtl-refused" // not a request the card's CQ takes here

@@ -136,3 +136,23 @@ func TestFLEETClusters(t *testing.T) {
 		t.Fatalf("%d reconfigurations", r.Reconfigurations)
 	}
 }
+
+// TestCheckHardware: with traffic generators, a card may hold only
+// library kernels (an opaque one's output bytes are unknown, and a write
+// is matched to its landing by them); every built-in scenario with flows
+// may run on cards.
+func TestCheckHardware(t *testing.T) {
+	c := scenario.Allreduce()
+	c.ONICs[2].Kernels[0].Name, c.ONICs[2].Kernels[0].Opaque = "my-kernel", true
+	if err := CheckHardware(c, nil); err == nil || !strings.Contains(err.Error(), "--rtl onicC: slot 0 holds kernel my-kernel") {
+		t.Fatalf("an opaque kernel: %v", err)
+	}
+	if err := CheckHardware(c, []string{"onicA"}); err != nil {
+		t.Fatalf("the opaque kernel's O-NIC not a card: %v", err)
+	}
+	for _, s := range scenario.Scenarios() {
+		if err := CheckHardware(s.Config(), nil); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+}
