@@ -432,6 +432,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 			// in its own COUNT_* registers, not the model's.
 			or.Card = true
 			or.Manager = nil
+			or.Kernels = nil // (the model's, which took nothing: the card's kernels are in its slots)
 			or.PortTLPs = [2]uint64{cl.hw.x.PortTLPs(o.hw, 0), cl.hw.x.PortTLPs(o.hw, 1)}
 			or.Stalls, or.LinkErrors = cl.cardErrors(o.hw)
 		}
