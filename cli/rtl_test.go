@@ -65,8 +65,9 @@ func TestEmuRunRTL(t *testing.T) {
 	if code, _, errs := onic(t, "", "emu", "run", "--compare"); code != 1 || !strings.Contains(errs, "--compare: compares the cards with the model: add --rtl") {
 		t.Errorf("--compare alone: exit %d, %q", code, errs)
 	}
-	// A two-input kernel on a card: its sums land as the model's do.
-	code, _, errs = onic(t, "", "emu", "run", "--scenario", "allreduce", "--rtl", "--compare", "--duration", "20us")
+	// A two-input kernel on a card (C's, beside the Go models of A and B:
+	// one card to compile): its sums land as the model's do.
+	code, _, errs = onic(t, "", "emu", "run", "--scenario", "allreduce", "--rtl", "onicC", "--compare", "--duration", "20us")
 	if code != 0 || !regexp.MustCompile(`compare: host C from onicC: \d+ writes landed on the model, \d+ on the cards; the first \d+ are the same`).MatchString(errs) {
 		t.Errorf("allreduce --rtl --compare: exit %d, %q", code, errs)
 	}

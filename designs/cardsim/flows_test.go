@@ -239,7 +239,7 @@ func TestNVMeOnCards(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := scenario.NVMeGathering(2, 100)
-			cfg.Duration = 200 * time.Microsecond
+			cfg.Duration = 160 * time.Microsecond
 			cfg.Hosts[2].NVMe.MediaGbps = 25 // nvme1: a slower drive, so that a doorbell taken for the other's shows
 			model, rtl := bothWays(t, cfg, cards...)
 			for i, f := range rtl.Flows {
@@ -263,7 +263,7 @@ func TestNVMeOnCards(t *testing.T) {
 // one), nothing refused or lost, and C receives half the bytes A sends it.
 func TestPipelineOnCards(t *testing.T) {
 	cfg := scenario.Pipeline()
-	cfg.Duration = 220 * time.Microsecond
+	cfg.Duration = 200 * time.Microsecond
 	model, rtl := bothWays(t, cfg)
 	for i, f := range rtl.Flows {
 		m := model.Flows[i]
@@ -343,7 +343,7 @@ func TestAllreduceOnCards(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := scenario.Allreduce()
-			cfg.Duration = 60 * time.Microsecond
+			cfg.Duration = 40 * time.Microsecond
 			model, rtl := bothWays(t, cfg, cards...)
 			for i, f := range rtl.Flows {
 				m := model.Flows[i]
