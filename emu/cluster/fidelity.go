@@ -443,7 +443,10 @@ func (c *Cluster) carry(skip sim.Time) {
 		}
 	}
 	c.counters(func(p *uint64) {
-		add := scale(*p-f.snap[i], num, den)
+		var add uint64
+		if *p > f.snap[i] { // (every counter only grows; a guard all the same)
+			add = scale(*p-f.snap[i], num, den)
+		}
 		if i < nOutcomes && Outcome(i) != InFlight {
 			outcomes += add
 		}
