@@ -408,9 +408,10 @@ func Write(w io.Writer, r cluster.Report, c cluster.Charts) error {
 }
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
-	"f2": func(x float64) string { return fmt.Sprintf("%.2f", x) },
-	"us": func(ns float64) string { return fmt.Sprintf("%.3f", ns/1e3) },
-	"ms": func(s float64) string { return nsText(math.Round(s * 1e9)) },
+	"f2":  func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"us":  func(ns float64) string { return fmt.Sprintf("%.3f", ns/1e3) },
+	"ms":  func(s float64) string { return nsText(math.Round(s * 1e9)) },
+	"pct": func(x float64) float64 { return 100 * x },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -444,7 +445,7 @@ figure.interactive > svg, figure.interactive > .legend.static { display: none; }
 </head>
 <body>
 <h1>onic emu run: scenario {{.R.Scenario}}</h1>
-<p>{{ms .R.SimulatedS}} of simulated time; {{len .R.Flows}} flows, {{len .R.Hosts}} hosts, {{len .R.ONICs}} O-NICs, {{.R.Reconfigurations}} MEMS reconfigurations.</p>
+<p>{{ms .R.SimulatedS}} of simulated time; {{len .R.Flows}} flows, {{len .R.Hosts}} hosts, {{len .R.ONICs}} O-NICs, {{.R.Reconfigurations}} MEMS reconfigurations.{{if .R.Fidelity}} Fidelity {{.R.Fidelity}}: {{printf "%.1f" (pct .R.TransferShare)}}% of the O-NICs' time carried at the transfer level, in {{.R.TransferWindows}} steady stretch(es){{if .R.TransferHeld}} ({{.R.TransferHeld}}){{end}}; the throughput charts show carried stretches at their sampled rates (docs/emu.md, "Fidelity").{{end}}</p>
 {{range .Charts}}
 <h2 id="{{.ID}}">{{.Title}}</h2>
 <figure class="chart" data-chart="{{.ID}}">

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
@@ -62,6 +64,20 @@ func TestPage(t *testing.T) {
 	}
 	if !bytes.Equal(b, runPage(t, scenario.Phased())) {
 		t.Error("two runs wrote different pages")
+	}
+}
+
+// TestPageFidelity: a run at the transfer level says on its page how much
+// it carried; a run at the packet level says nothing of it.
+func TestPageFidelity(t *testing.T) {
+	c := scenario.TwoParty()
+	c.Duration = 3 * time.Millisecond
+	if html := string(runPage(t, c)); strings.Contains(html, "Fidelity") {
+		t.Error("a packet-level run's page speaks of fidelity")
+	}
+	c.Fidelity = cluster.FidelityAuto
+	if m := regexp.MustCompile(`Fidelity auto: (\d+\.\d)% of the O-NICs' time carried at the transfer level, in 1 steady stretch`).FindStringSubmatch(string(runPage(t, c))); m == nil || func() bool { v, _ := strconv.ParseFloat(m[1], 64); return v < 50 }() {
+		t.Errorf("the page's fidelity line: %q", m)
 	}
 }
 
