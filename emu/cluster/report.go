@@ -223,9 +223,10 @@ func Run(c scenario.Config) (Report, error) {
 // ProgressSteps is how many times a run with a progress function reports.
 const ProgressSteps = 1000
 
-// OnProgress makes Run call f, ProgressSteps times in all, with the
-// simulated time reached and the run's length. The run's results do not
-// depend on it.
+// OnProgress makes Run call f, ProgressSteps times in all (at most, at
+// the transfer level, whose carried stretches it reports once each), with
+// the simulated time reached and the run's length. The run's results do
+// not depend on it.
 func (cl *Cluster) OnProgress(f func(done, total time.Duration)) { cl.progress = f }
 
 // Run runs a built cluster for its configured duration and reports. It
