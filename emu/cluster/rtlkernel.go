@@ -61,7 +61,7 @@ func (c *Cluster) hwKernelWrite(o *onicNode, bar int, m *msg) bool {
 	case ntb.EgressKernel:
 		return c.kernelIn(o, int(hit.Egress.Slot), 0, m)
 	case ntb.EgressPortA, ntb.EgressPortB:
-		far := o.ports[portIndex(hit.Egress)].circuit
+		far := o.ports[portOf(hit.Egress)].circuit
 		if far == nil || far.o.hw < 0 {
 			return false // (a Go-model O-NIC's kernel takes it as the model's do)
 		}
@@ -72,14 +72,6 @@ func (c *Cluster) hwKernelWrite(o *onicNode, bar int, m *msg) bool {
 		return c.intoKernel(far, &fm)
 	}
 	return false
-}
-
-// portIndex is port A's or port B's index.
-func portIndex(e ntb.Egress) int {
-	if e.Kind == ntb.EgressPortB {
-		return 1
-	}
-	return 0
 }
 
 // intoKernel handles write m arriving at card port pt (its address as it
