@@ -1099,7 +1099,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "5c2b5af3a532bce6858d3d4b6fbaf1c2" }
+func (x *simcrc32c_append) Fingerprint() string { return "9f81e83142a85f78ecea156f8be81d7d" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "5f568518330588a796aa2669effa53b3" }
+func (x *simfilter) Fingerprint() string { return "4978fca9c80308b255a8d3b03e4da75c" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "cef3dec05ece4c4a1c6a57721d551392" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "182648787db0a6baa5b92f1dce4b0eba" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

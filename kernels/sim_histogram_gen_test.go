@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "3b0caa051d467b25b0c86043e0d598c7" }
+func (x *simhistogram) Fingerprint() string { return "93f0f5485251b2c91ce54750f6dcadbe" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

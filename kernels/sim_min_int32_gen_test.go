@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "c958f98fc94f25c29ec96e0d69c2b909" }
+func (x *simmin_int32) Fingerprint() string { return "94646e5850bac11f522e0194f19148b6" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "c8945ccbcb5e4d3b9031f1ad83c56ac1" }
+func (x *simscale_int32) Fingerprint() string { return "254144c73c6693c7249c4932cd60b6bb" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

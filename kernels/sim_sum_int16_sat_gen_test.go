@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "c42d3d2e40734cebcc746fb9674dfef0" }
+func (x *simsum_int16_sat) Fingerprint() string { return "6b394b36b09c07cccd1eaefee5a26747" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

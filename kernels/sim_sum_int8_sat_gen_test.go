@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "aebf57a34e92ab6f13e7164f7fcfc645" }
+func (x *simsum_int8_sat) Fingerprint() string { return "d28473149e5edf745213b026a880a726" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -46,8 +46,16 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 		return nil, err
 	}
 	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}, pin: s.pinned()}
-	g.partition()
+	g.signal = g.z.groups+len(s.reads) > signalGroups
+	if g.signal {
+		g.partitionSignals()
+	} else {
+		g.partition()
+	}
 	g.analyse()
+	if err := g.triggers(); err != nil {
+		return nil, err
+	}
 	own := pkg == "sim"
 	q := "sim."
 	if own {
@@ -79,7 +87,11 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 		w("M%d [%d]uint64", k, len(mem))
 	}
 	w("Rst, Arst bool")
-	w("D uint64 // which state groups the last edges changed (EvalState's activity mask)")
+	if g.signal {
+		w("F [%d]uint64 // which parts of EvalState must run: a word they read changed", g.flagWords())
+	} else {
+		w("D uint64 // which state groups the last edges changed (EvalState's activity mask)")
+	}
 	w("}")
 	w("")
 	w("var _ = bits.OnesCount64")
@@ -90,7 +102,12 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	w("")
 	w("// New%s returns a %s with registers at their reset values.", typ, typ)
 	w("func New%s() *%s {", typ, typ)
-	w("x := &%s{D: ^uint64(0)}", typ)
+	if g.signal {
+		w("x := &%s{}", typ)
+		w("x.Touch()")
+	} else {
+		w("x := &%s{D: ^uint64(0)}", typ)
+	}
 	for i, v := range s.v {
 		if v != 0 {
 			w("x.S[%d] = %#x", i, v)
@@ -117,8 +134,17 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	w("// SetResets drives rst and arst for the next edges (Model).")
 	w("func (x *%s) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }", typ)
 	w("")
-	w("// Touch marks every state group changed, for the next EvalState (Model).")
-	w("func (x *%s) Touch() { x.D = ^uint64(0) }", typ)
+	if g.signal {
+		w("// Touch marks every part of EvalState to run next time (Model).")
+		w("func (x *%s) Touch() {", typ)
+		w("for i := range x.F {")
+		w("x.F[i] = ^uint64(0)")
+		w("}")
+		w("}")
+	} else {
+		w("// Touch marks every state group changed, for the next EvalState (Model).")
+		w("func (x *%s) Touch() { x.D = ^uint64(0) }", typ)
+	}
 	w("")
 	w("// Eval settles the combinational logic.")
 	w("func (x *%s) Eval() { x.EvalState(); x.EvalInputs() }", typ)
@@ -192,17 +218,31 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	return src, nil
 }
 
+// signalGroups is the most register groups and read ports a module may
+// have for EvalState's parts to be tested by activity mask (partition),
+// one bit each. A bigger design (the whole card: 180 groups and 28 read
+// ports) would share bits among groups, so that nearly every part ran on
+// every edge; its parts are tested by the words they read instead
+// (partitionSignals).
+var signalGroups = 64
+
 // gen prints one module's program (New has already left dead logic out
 // of it).
 type gen struct {
 	s *Sim
 	z *sinking // where each instruction is printed, how registers commit
-	// EvalState's instructions by activity mask (activity): parts[p]
-	// evaluates when a group of masks[p] changed; partOf[k] is
-	// instruction k's (-1: sunk, or mask 0, never evaluated again).
+	// EvalState's instructions in parts: by activity mask (partition),
+	// parts[p] evaluating when a group of masks[p] changed; or, with
+	// signal, in runs of cones (partitionSignals), parts[p] evaluating
+	// when its flag is up. partOf[k] is instruction k's part (-1: sunk,
+	// or reading no state, never evaluated again). watch (signal): for
+	// each word a part reads that can change, its readers' flags by flag
+	// word (triggers).
 	masks  []uint64
 	parts  [][]int
 	partOf []int
+	signal bool
+	watch  map[int32]map[int]uint64
 	// fused: the first words of wide bitwise operations printed inside
 	// the one reduction that reads them (fuse); wideKonst: the words of
 	// wide constants, printed as literals there.
@@ -589,14 +629,35 @@ func (g *gen) partition() {
 }
 
 // evalState prints EvalState's body: each part under its activity test,
-// its instructions scheduled depth first from what leaves them.
+// its instructions scheduled depth first from what leaves them. With
+// signal, the test is the part's flag, and the part raises the flags of
+// the later parts reading a word it changed.
 func (g *gen) evalState() error {
-	w := g.line
-	w("d := x.D")
-	w("x.D = 0")
-	w("_ = d")
+	s, w := g.s, g.line
+	if g.signal {
+		w("f := x.F")
+		w("x.F = [%d]uint64{}", g.flagWords())
+		w("_ = f")
+	} else {
+		w("d := x.D")
+		w("x.D = 0")
+		w("_ = d")
+	}
 	for p, list := range g.parts {
-		w("if d&%#x != 0 {", g.masks[p])
+		var outs []int32 // (signal) the part's words a later part reads
+		if g.signal {
+			w("if f[%d]&%#x != 0 {", p/64, uint64(1)<<uint(p%64))
+			for _, k := range list {
+				for _, o := range s.dstWords(s.prog[k]) {
+					if g.watch[o] != nil {
+						outs = append(outs, o)
+					}
+				}
+			}
+			g.remember(outs)
+		} else {
+			w("if d&%#x != 0 {", g.masks[p])
+		}
 		g.local = map[int32]bool{}
 		order := g.schedule(list, nil, nil)
 		g.planConcats(order)
@@ -605,6 +666,7 @@ func (g *gen) evalState() error {
 				return err
 			}
 		}
+		g.changed(outs)
 		w("}")
 	}
 	return nil
@@ -844,7 +906,13 @@ func (g *gen) edge() error {
 	// The groups that commit are or-ed into a local, stored into x.D once
 	// at the end: an or into x.D each time made a chain of loads and
 	// stores through memory.
-	w("var d uint64")
+	if g.signal {
+		// (the flags of the parts reading a word that changed, the same
+		// way)
+		w("var f [%d]uint64", g.flagWords())
+	} else {
+		w("var d uint64")
+	}
 	staged := loops(z.unitRead)
 	// compute prints staged register k's new value into r<k> (a word, or
 	// an array of them); commit stores it.
@@ -903,13 +971,13 @@ func (g *gen) edge() error {
 	for k, p := range s.reads {
 		if p.nw == 1 {
 			w("q%d := v[%d]", k, p.slot)
-			w("if v[%d] != 0 { q%d = x.M%d[%s]; d |= %#x }", p.en, k, p.mem, addr(p.addr, p.mem, 1), z.readPortBit(k))
+			w("if v[%d] != 0 { q%d = x.M%d[%s]; %s }", p.en, k, p.mem, addr(p.addr, p.mem, 1), g.readPortRaise(k))
 			continue
 		}
 		// (array assignments: the compiler moves them 16 bytes at a time,
 		// where copy calls memmove)
 		w("q%d := *(*[%d]uint64)(%s)", k, p.nw, slots(p.slot, p.nw))
-		w("if v[%d] != 0 { a := %s * %d; q%d = *(*[%d]uint64)(x.M%d[a:a+%d]); d |= %#x }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.nw, p.mem, p.nw, z.readPortBit(k))
+		w("if v[%d] != 0 { a := %s * %d; q%d = *(*[%d]uint64)(x.M%d[a:a+%d]); %s }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.nw, p.mem, p.nw, g.readPortRaise(k))
 	}
 	for _, p := range s.writes {
 		w("if v[%d] != 0 {", p.en)
@@ -947,7 +1015,17 @@ func (g *gen) edge() error {
 		}
 		r := s.regs[block[0]]
 		bit := fmt.Sprintf("d |= %#x", activityBit(z.regGroup[block[0]]))
-		reset := []string{bit}
+		var watched []int32 // (signal) the block's words a part reads
+		if g.signal {
+			for _, k := range block {
+				watched = append(watched, g.watched(s.regs[k].slot, s.regs[k].nw)...)
+			}
+			bit = g.raise(watched)
+		}
+		var reset []string
+		if bit != "" {
+			reset = append(reset, bit)
+		}
 		for _, k := range block {
 			for j := range s.regs[k].nw {
 				reset = append(reset, fmt.Sprintf("v[%d] = %#x", s.regs[k].slot+j, s.regs[k].reset[j]))
@@ -967,10 +1045,15 @@ func (g *gen) edge() error {
 		default:
 			w("if %s {\n%s\n} else if v[%d] != 0 {", rst, strings.Join(reset, "\n"), r.en)
 		}
-		w("%s", bit)
+		if g.signal {
+			g.remember(watched)
+		} else {
+			w("%s", bit)
+		}
 		if e := g.set(block, gid); e != nil && err == nil {
 			err = e
 		}
+		g.changed(watched)
 		w("}")
 		block, gid = block[:0], -1
 	}
@@ -985,8 +1068,15 @@ func (g *gen) edge() error {
 	for u, on := range staged {
 		if on {
 			for _, k := range z.units[u] {
-				commit(fmt.Sprintf("r%d", k), s.regs[k].slot, s.regs[k].nw)
-				w("d |= %#x", activityBit(z.regGroup[k]))
+				r := s.regs[k]
+				ws := g.watched(r.slot, r.nw) // (none without signal)
+				g.remember(ws)
+				commit(fmt.Sprintf("r%d", k), r.slot, r.nw)
+				if g.signal {
+					g.changed(ws)
+				} else {
+					w("d |= %#x", activityBit(z.regGroup[k]))
+				}
 			}
 		}
 	}
@@ -996,7 +1086,13 @@ func (g *gen) edge() error {
 	// (Telling whether any word changed cost the benchmarks about 10%
 	// more than skipping EvalState on quiet edges saved: their registers
 	// change nearly every cycle.)
-	w("x.D |= d")
+	if g.signal {
+		for i := range g.flagWords() {
+			w("x.F[%d] |= f[%d]", i, i)
+		}
+	} else {
+		w("x.D |= d")
+	}
 	w("return true")
 	return err
 }
@@ -1480,7 +1576,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-33"
+const goSourceVersion = "onic-gosrc-34"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "690f30dcd98824bbaeaf2ffc8b8ce322" }
+func (x *regloops) Fingerprint() string { return "661568f4f1e57985220c4abe7db52e55" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

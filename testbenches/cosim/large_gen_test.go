@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "6f3b2644b57c21f290d41d982e7b2ac5" }
+func (x *largeSim) Fingerprint() string { return "1e52745b2d9641186de16615bf807f35" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "150ae12d7552c24540f38f95f5f66d40" }
+func (x *managerSim) Fingerprint() string { return "43aecc200ee533aacde59931c4be4901" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }

@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// partSize is how many instructions an EvalState part holds at most. A
+// part costs a flag test, and a comparison for each word it makes that
+// another part reads: smaller parts skip more of what did not change
+// and test more. 16 ran the whole card fastest of 8, 16 and 32 (about
+// a quarter of its EvalState instructions run on a cycle of full-rate
+// traffic both ways).
+const partSize = 16
+
+// partitionSignals splits EvalState's instructions not sunk into the edge, and
+// reading some state, into parts of about partSize instructions, in
+// depth-first order from the last instruction back to what it reads: a
+// part holds a piece of one cone of logic, and comes after every part it
+// reads (each is a run of one topological order). A value read by one
+// instruction only stays in its reader's part (fused operations and
+// linear maps need their reader beside them, and the value then needs no
+// word in S): the cut falls only after a value that is read more than
+// once or outside EvalState. A part runs only when a word it reads from
+// outside changed (triggers): a register's or read port's at an edge, or
+// another part's when that part ran.
+func (g *gen) partitionSignals() {
+	s := g.s
+	mask := s.activity(g.z)
+	g.partOf = make([]int, s.split)
+	made := map[int32]int{} // a word -> the live instruction making it
+	var live []int
+	for k := range s.split {
+		g.partOf[k] = -1
+		if g.z.group[k] < 0 && mask[k] != 0 {
+			live = append(live, k)
+			for _, o := range s.dstWords(s.prog[k]) {
+				made[o] = k
+			}
+		}
+	}
+	// owner[k]: the one instruction reading live instruction k, when
+	// nothing else reads its words.
+	readers := map[int][]int{}
+	for k := range s.prog {
+		for _, o := range s.operandWords(s.prog[k]) {
+			if p, ok := made[o]; ok && !slices.Contains(readers[p], k) {
+				readers[p] = append(readers[p], k)
+			}
+		}
+	}
+	elsewhere := s.pinned()
+	for _, r := range s.regs {
+		for j := range r.nw {
+			elsewhere[r.next+j] = true
+		}
+	}
+	for _, p := range g.s.m.Ports() {
+		for j := range s.nw[p.Node] {
+			elsewhere[s.off[p.Node]+j] = true
+		}
+	}
+	owner := map[int]int{}
+	for _, k := range live {
+		r := readers[k]
+		if len(r) != 1 || r[0] >= s.split || g.z.group[r[0]] >= 0 {
+			continue
+		}
+		if !slices.ContainsFunc(s.dstWords(s.prog[k]), func(o int32) bool { return elsewhere[o] }) {
+			owner[k] = r[0]
+		}
+	}
+	done := map[int]bool{}
+	var order []int
+	var visit, emit func(k int)
+	// visit emits what the cone of k reads from outside it, then the
+	// cone, so a cone is one run of order.
+	visit = func(k int) {
+		var outside func(c int)
+		outside = func(c int) {
+			for _, o := range s.operandWords(s.prog[c]) {
+				p, ok := made[o]
+				switch {
+				case !ok || done[p]:
+				case owner[p] == c && p != c:
+					outside(p)
+				default:
+					visit(p)
+				}
+			}
+		}
+		outside(k)
+		emit(k)
+	}
+	emit = func(k int) {
+		if done[k] {
+			return
+		}
+		for _, o := range s.operandWords(s.prog[k]) {
+			if p, ok := made[o]; ok && owner[p] == k {
+				emit(p)
+			}
+		}
+		done[k] = true
+		order = append(order, k)
+	}
+	for i := len(live) - 1; i >= 0; i-- {
+		if _, owned := owner[live[i]]; !owned && !done[live[i]] {
+			visit(live[i])
+		}
+	}
+	var part []int
+	for i, k := range order {
+		part = append(part, k)
+		if _, owned := owner[k]; !owned && (len(part) >= partSize || i == len(order)-1) {
+			slices.Sort(part) // (program order: levelised)
+			for _, k := range part {
+				g.partOf[k] = len(g.parts)
+			}
+			g.parts = append(g.parts, part)
+			part = nil
+		}
+	}
+}
+
+// flagWords is how many words of flags the parts need (at least one).
+func (g *gen) flagWords() int { return max((len(g.parts)+63)/64, 1) }
+
+// triggers fills watch: for each word a part reads from outside itself
+// that can change (a register's, a read port's, or one another part
+// makes), the flags of the parts reading it. Words nothing changes
+// after New (constants, logic reading no state) trigger nothing.
+func (g *gen) triggers() error {
+	s := g.s
+	changing := map[int32]bool{}
+	for _, r := range s.regs {
+		for j := range r.nw {
+			changing[r.slot+j] = true
+		}
+	}
+	for _, p := range s.reads {
+		for j := range p.nw {
+			changing[p.slot+j] = true
+		}
+	}
+	inS := maps.Clone(changing) // (state and wide values live in S)
+	for _, list := range g.parts {
+		for _, k := range list {
+			for _, o := range s.dstWords(s.prog[k]) {
+				changing[o] = true
+				inS[o] = s.prog[k].op == opWide || g.stored[o]
+			}
+		}
+	}
+	g.watch = map[int32]map[int]uint64{}
+	if !g.signal {
+		return nil
+	}
+	for p, list := range g.parts {
+		inside := map[int32]bool{}
+		for _, k := range list {
+			for _, o := range s.dstWords(s.prog[k]) {
+				inside[o] = true
+			}
+		}
+		for _, k := range list {
+			for _, o := range g.effectiveReads(k) {
+				if inside[o] || !changing[o] {
+					continue
+				}
+				if !inS[o] {
+					return fmt.Errorf("sim: GoSource: part %d reads word %d, which is not kept in S", p, o)
+				}
+				if g.watch[o] == nil {
+					g.watch[o] = map[int]uint64{}
+				}
+				g.watch[o][p/64] |= 1 << uint(p%64)
+			}
+		}
+	}
+	return nil
+}
+
+// readPortRaise is the Go statements read port k's read runs with: its
+// bit of the activity mask, or (signal) the flags of its readers' parts.
+func (g *gen) readPortRaise(k int) string {
+	if !g.signal {
+		return fmt.Sprintf("d |= %#x", g.z.readPortBit(k))
+	}
+	p := g.s.reads[k]
+	return g.raise(g.watched(p.slot, p.nw))
+}
+
+// raise is the Go statements setting the flags of the parts reading
+// any of words ("" when none does), into the local flag array f.
+func (g *gen) raise(words []int32) string {
+	flags := map[int]uint64{}
+	for _, o := range words {
+		for i, m := range g.watch[o] {
+			flags[i] |= m
+		}
+	}
+	var out []string
+	for _, i := range slices.Sorted(maps.Keys(flags)) {
+		out = append(out, fmt.Sprintf("f[%d] |= %#x", i, flags[i]))
+	}
+	return strings.Join(out, "; ")
+}
+
+// watched returns the words of register or read port slot..slot+nw that
+// some part reads.
+func (g *gen) watched(slot, nw int32) []int32 {
+	var out []int32
+	for j := range nw {
+		if g.watch[slot+j] != nil {
+			out = append(out, slot+j)
+		}
+	}
+	return out
+}
+
+// remember prints a copy of each word's value as it is now (was<word>),
+// for changed to compare with.
+func (g *gen) remember(words []int32) {
+	for _, o := range words {
+		g.line("was%d := v[%d]", o, o)
+	}
+}
+
+// changed prints, for each word remembered, the flags of its readers
+// raised if it now differs; words sharing readers share a test.
+func (g *gen) changed(words []int32) {
+	by := map[string][]int32{}
+	for _, o := range words {
+		r := g.raise([]int32{o})
+		by[r] = append(by[r], o)
+	}
+	keys := slices.SortedFunc(maps.Keys(by), func(a, b string) int { return cmp.Compare(by[a][0], by[b][0]) })
+	for _, r := range keys {
+		var tests []string
+		for _, o := range by[r] {
+			tests = append(tests, fmt.Sprintf("v[%d] != was%d", o, o))
+		}
+		g.line("if %s { %s }", strings.Join(tests, " || "), r)
+	}
+}
