@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "4978fca9c80308b255a8d3b03e4da75c" }
+func (x *simfilter) Fingerprint() string { return "6668a56447c0a67f5138aff437b0e47b" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "3f63ce253cd58e88751430048f4ec81b" }
+func (x *simmax_int32) Fingerprint() string { return "b6b386be773929c964c37d0759530658" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

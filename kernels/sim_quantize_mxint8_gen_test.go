@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "cac40e5e33acf7f087b22e1a0c3109ba" }
+func (x *simquantize_mxint8) Fingerprint() string { return "ba2b2fd967b993e2f332062428501a59" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

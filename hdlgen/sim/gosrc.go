@@ -644,12 +644,12 @@ func (g *gen) evalState() error {
 		w("_ = d")
 	}
 	for p, list := range g.parts {
-		var outs []int32 // (signal) the part's words a later part reads
+		var outs []int32 // (signal) the part's wide words a later part reads (inst compares a word's)
 		if g.signal {
 			w("if f[%d]&%#x != 0 {", p/64, uint64(1)<<uint(p%64))
 			for _, k := range list {
 				for _, o := range s.dstWords(s.prog[k]) {
-					if g.watch[o] != nil {
+					if g.watch[o] != nil && s.prog[k].op == opWide {
 						outs = append(outs, o)
 					}
 				}
@@ -750,7 +750,10 @@ func (g *gen) instBody(in inst, q string) error {
 		}
 	}
 	g.local[in.dst] = true
-	if g.stored[in.dst] {
+	switch {
+	case g.watch[in.dst] != nil: // (signal: a later part of EvalState reads it)
+		w("if v[%d] != %s { %s; v[%d] = %s }", in.dst, dst, g.raise([]int32{in.dst}), in.dst, dst)
+	case g.stored[in.dst]:
 		w("v[%d] = %s", in.dst, dst)
 	}
 	return nil
@@ -1045,15 +1048,12 @@ func (g *gen) edge() error {
 		default:
 			w("if %s {\n%s\n} else if v[%d] != 0 {", rst, strings.Join(reset, "\n"), r.en)
 		}
-		if g.signal {
-			g.remember(watched)
-		} else {
+		if !g.signal {
 			w("%s", bit)
 		}
 		if e := g.set(block, gid); e != nil && err == nil {
 			err = e
 		}
-		g.changed(watched)
 		w("}")
 		block, gid = block[:0], -1
 	}
@@ -1153,11 +1153,15 @@ func (g *gen) set(block []int, gid int) error {
 	}
 	direct := g.directMuxes(block, cone, made, readBy)
 	directAt := map[int]int{} // a cone position -> the block register its multiplexer may go into
+	var snapped []int32       // (signal) the watched words of registers a multiplexer may load directly
 	for i, pos := range direct {
 		if pos >= 0 {
 			directAt[pos] = i
+			r := s.regs[block[i]]
+			snapped = append(snapped, g.watched(r.slot, r.nw)...)
 		}
 	}
+	g.remember(snapped)
 	reads := make([][]int, len(block))
 	for i, k := range block {
 		r := s.regs[k]
@@ -1212,10 +1216,15 @@ func (g *gen) set(block []int, gid int) error {
 		for _, p := range unit {
 			done[p] = true
 			r := s.regs[block[p]]
-			if r.next != r.slot && direct[p] < 0 {
-				for j := range r.nw {
-					w("v[%d] = %s", r.slot+j, src(r, j))
-				}
+			if r.next == r.slot || direct[p] >= 0 {
+				continue
+			}
+			if ws := g.watched(r.slot, r.nw); len(ws) > 0 && !slices.Contains(snapped, ws[0]) {
+				g.commitWatched(r, ws, src)
+				continue
+			}
+			for j := range r.nw {
+				w("v[%d] = %s", r.slot+j, src(r, j))
 			}
 		}
 		for _, p := range unit {
@@ -1261,11 +1270,16 @@ func (g *gen) set(block []int, gid int) error {
 	}
 	for i, k := range block {
 		if r := s.regs[k]; temp[i] {
+			if ws := g.watched(r.slot, r.nw); len(ws) > 0 && !slices.Contains(snapped, ws[0]) {
+				g.commitWatched(r, ws, func(_ reg, j int32) string { return fmt.Sprintf("n%d_%d", k, j) })
+				continue
+			}
 			for j := range r.nw {
 				w("v[%d] = n%d_%d", r.slot+j, k, j)
 			}
 		}
 	}
+	g.changed(snapped)
 	return nil
 }
 
@@ -1576,7 +1590,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-34"
+const goSourceVersion = "onic-gosrc-35"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -222,6 +222,23 @@ func (g *gen) watched(slot, nw int32) []int32 {
 	return out
 }
 
+// commitWatched prints register r taking its new value (word j from
+// src(r, j)) when some part reads words ws of it: only if the value
+// differs, raising the flags of their readers. (Compared as it commits,
+// the old value is loaded once, where a copy taken before the block
+// stayed live across it.)
+func (g *gen) commitWatched(r reg, ws []int32, src func(reg, int32) string) {
+	var tests, sets []string
+	for j := range r.nw {
+		tests = append(tests, fmt.Sprintf("v[%d] != %s", r.slot+j, src(r, j)))
+		sets = append(sets, fmt.Sprintf("v[%d] = %s", r.slot+j, src(r, j)))
+	}
+	g.line("if %s {", strings.Join(tests, " || "))
+	g.line("%s", g.raise(ws))
+	g.line("%s", strings.Join(sets, "\n"))
+	g.line("}")
+}
+
 // remember prints a copy of each word's value as it is now (was<word>),
 // for changed to compare with.
 func (g *gen) remember(words []int32) {

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "661568f4f1e57985220c4abe7db52e55" }
+func (x *regloops) Fingerprint() string { return "19f98c0f427731465823f8a016ab73c6" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

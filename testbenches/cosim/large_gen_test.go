@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "1e52745b2d9641186de16615bf807f35" }
+func (x *largeSim) Fingerprint() string { return "e9adc29aa59200585c3bbf2a3b1b9567" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

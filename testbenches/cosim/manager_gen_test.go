@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "43aecc200ee533aacde59931c4be4901" }
+func (x *managerSim) Fingerprint() string { return "acbc655810c10a195342d01db0069948" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
