@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "54afd0b622d01a7ddb232b19892c50d1" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "be8d40a2a26ab1df756a95db6d914289" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "6668a56447c0a67f5138aff437b0e47b" }
+func (x *simfilter) Fingerprint() string { return "52c388293d54e1d8d416b18335aee0be" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

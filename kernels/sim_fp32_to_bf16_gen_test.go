@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "f035e4ebb000b726a6c51d931458802f" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "860e98ee6640f48c23cfdfcccbd3acdd" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "08e2bc4e523978f1d53b8ae5c3c67f12" }
+func (x *simhistogram) Fingerprint() string { return "140bf2bad3fa558524f91ee5ff3bae3a" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "ba2b2fd967b993e2f332062428501a59" }
+func (x *simquantize_mxint8) Fingerprint() string { return "14b77f493a29e933a5e723a46e0e715b" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

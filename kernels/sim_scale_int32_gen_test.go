@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "53a515481f16234911fcc9cb4209a51c" }
+func (x *simscale_int32) Fingerprint() string { return "3fc733fe623d2a9be7ec416e7c83693c" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

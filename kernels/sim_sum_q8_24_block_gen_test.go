@@ -86,7 +86,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "d6361932023cd34227cd18dc4176b143" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "b5b570bedbbafb6f7a061e30651652f8" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }

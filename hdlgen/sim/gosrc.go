@@ -41,7 +41,7 @@ const RegenTag = "onic_regen"
 //
 // Long: it writes one file top to bottom, in the order the file reads.
 func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
-	s, err := NewInterpreter(m)
+	s, err := compile(m, true)
 	if err != nil {
 		return nil, err
 	}
@@ -1590,7 +1590,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-35"
+const goSourceVersion = "onic-gosrc-36"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,9 +109,76 @@ func TestGoSourceRandom(t *testing.T) { goSourceRandom(t, 1) }
 // as run. Raising no flag for a register's change, or for a part's
 // word, fails it.
 func TestGoSourceSignals(t *testing.T) {
-	defer func(n int) { signalGroups = n }(signalGroups)
-	signalGroups = 0
+	defer func(n, w int) { signalGroups, hotLayoutWords = n, w }(signalGroups, hotLayoutWords)
+	signalGroups, hotLayoutWords = 0, 0
 	goSourceRandom(t, 4)
+}
+
+// TestHotLayout: laid out for generated code (hotLayoutWords 0), the
+// words the generated code of TestGoSourceRandom's random modules names
+// are the first ones, after the inputs (which come first whatever is
+// read: Frame), and at least one module has words it leaves out (dead
+// logic, values in Go variables). (TestGoSourceSignals runs that code
+// against the interpreter.)
+func TestHotLayout(t *testing.T) {
+	defer func(w int) { hotLayoutWords = w }(hotLayoutWords)
+	hotLayoutWords = 0
+	word := regexp.MustCompile(`v\[(\d+)(?::(\d+))?\]`)
+	cold := 0
+	for k := range 30 {
+		m := randomModule(uint64(100+k), 40, true, 64+136*(k%2))
+		src, err := GoSource(m, "main", "mod", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := map[int]bool{}
+		for _, sm := range word.FindAllStringSubmatch(string(src), -1) {
+			from, _ := strconv.Atoi(sm[1])
+			to := from + 1
+			if sm[2] != "" {
+				to, _ = strconv.Atoi(sm[2])
+			}
+			for i := from; i < to; i++ {
+				named[i] = true
+			}
+		}
+		s, err := compile(m, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hot, inputs := 0, 0
+		for i, h := range s.hot() {
+			if h {
+				hot += int(s.nw[i])
+			}
+			if s.m.Node(i).Op == ir.OpInput {
+				inputs += int(s.nw[i])
+			}
+		}
+		unnamed := 0
+		for i := range s.v {
+			switch {
+			case named[i] && i >= hot:
+				t.Errorf("module %d: word %d is named by the generated code, after the %d hot words", k, i, hot)
+			case !named[i] && i < hot && i >= inputs:
+				unnamed++
+			}
+		}
+		if unnamed > 0 {
+			t.Errorf("module %d: %d of the %d hot words are not named by the generated code", k, unnamed, hot)
+		}
+		cold += len(s.v) - hot
+		plain, err := NewInterpreter(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plain.v) != len(s.v) {
+			t.Fatalf("module %d: %d words laid out for generated code, %d for the interpreter", k, len(s.v), len(plain.v))
+		}
+	}
+	if cold == 0 {
+		t.Errorf("no module has a word its generated code leaves out")
+	}
 }
 
 // goSourceRandom runs TestGoSourceRandom's modules, with inputs that

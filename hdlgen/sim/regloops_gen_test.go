@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "19f98c0f427731465823f8a016ab73c6" }
+func (x *regloops) Fingerprint() string { return "20c7d70795a0a8f0080ae29346c5fec9" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -14,6 +14,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"onic/hdlgen/ir"
 )
@@ -132,8 +133,11 @@ func Register(newModel func() Model) { models[newModel().Fingerprint()] = newMod
 // If code GoSource generated for the same program is linked in (Register),
 // the simulation runs on it; Compiled says whether it does.
 func New(m *ir.Module) (*Sim, error) {
-	s, err := NewInterpreter(m)
-	if err != nil || len(models) == 0 {
+	if len(models) == 0 {
+		return NewInterpreter(m)
+	}
+	s, err := compile(m, true)
+	if err != nil {
 		return s, err
 	}
 	if newModel, ok := models[s.fingerprint()]; ok {
@@ -157,12 +161,31 @@ func (s *Sim) Compiled() bool { return s.model != nil }
 //
 // Long: one compiler pass whose steps share its work lists and maps;
 // pieces would pass them all back and forth.
-func NewInterpreter(m *ir.Module) (*Sim, error) {
+func NewInterpreter(m *ir.Module) (*Sim, error) { return compile(m, false) }
+
+// compile flattens, simplifies and builds m; with hotLayout, a program of
+// hotLayoutWords words or more is built again with the words generated
+// code touches first (as GoSource and New lay it out, so that their
+// fingerprints agree; interpreting, the layout makes no difference).
+func compile(m *ir.Module, hotLayout bool) (*Sim, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
 	m, at := ir.Flatten(m)
 	m = simplify(m)
+	s, err := build(m, at, nil)
+	if err != nil || !hotLayout || len(s.v) < hotLayoutWords {
+		return s, err
+	}
+	return build(m, at, s.hot())
+}
+
+// build compiles the flattened, simplified module m; the nodes hot marks
+// (nil: all) get their words first (hot).
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
+func build(m *ir.Module, at []int, hot []bool) (*Sim, error) {
 	s := &Sim{m: m, at: at, inputs: map[string]int32{}, outputs: map[string]int32{}}
 	words := func(i int) int32 { return int32((m.Node(i).W + 63) / 64) }
 	// A wire, or a zero-extension to as many words, is its operand's
@@ -192,6 +215,16 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 		s.nw[i] = words(i)
 	}
 	order, layers := layout(m, rep, from, words)
+	if hot != nil {
+		var cold []int
+		order = slices.DeleteFunc(order, func(i int) bool {
+			if !hot[i] {
+				cold = append(cold, i)
+			}
+			return !hot[i]
+		})
+		order = append(order, cold...)
+	}
 	for _, i := range order { // (a memory's and a write port's words stay zero: their value is no signal's)
 		s.off[i] = total
 		total += s.nw[i]

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "acbc655810c10a195342d01db0069948" }
+func (x *managerSim) Fingerprint() string { return "4cf9c9eeb64d60ad101a9ace239ef9cd" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
