@@ -373,15 +373,26 @@ func parityMaps() *ir.Module {
 		}
 		return m.ConstWords(w, ws)
 	}
+	var masks []ir.Value // (the last call's)
 	parities := func(x ir.Value, w, n int) []ir.Value {
 		var out []ir.Value
+		masks = nil
 		for range n {
-			out = append(out, m.RedXor(m.And(x, mask(w))))
+			masks = append(masks, mask(w))
+			out = append(out, m.RedXor(m.And(x, masks[len(masks)-1])))
 		}
 		return out
 	}
 	a := append([]ir.Value{m.Const(3, 5)}, parities(r, 200, 28)...)
 	m.Output("crc", m.Concat(append(a, m.Slice(r, 7, 1))...))
+	// The same map of another register: it shares crc's tables.
+	r2 := m.Reg("r2", 200, 0)
+	m.SetNext(r2, m.Xor(r2, m.Not(d)))
+	a2 := []ir.Value{m.Const(3, 5)}
+	for _, mk := range masks {
+		a2 = append(a2, m.RedXor(m.And(r2, mk)))
+	}
+	m.Output("crc2", m.Concat(append(a2, m.Slice(r2, 7, 1))...))
 	m.Output("wide", m.Concat(parities(e, 100, 40)...))
 	c := parities(m.Xor(s, m.Slice(e, 0, 50)), 50, 16)
 	m.Output("narrow", m.Concat(c...))
@@ -389,18 +400,19 @@ func parityMaps() *ir.Module {
 	return m
 }
 
-// TestLinearMaps: GoSource prints parityMaps' three concatenations of
-// parities through tables, a 64-bit one for the 40 parities, and still
-// computes the parity a port reads; ParityTable's entries are the
-// parities of each byte under the masks.
+// TestLinearMaps: GoSource prints parityMaps' four concatenations of
+// parities through tables, a 64-bit one for the 40 parities, the two
+// alike through one table (sameTable), and still computes the parity a
+// port reads; ParityTable's entries are the parities of each byte under
+// the masks.
 func TestLinearMaps(t *testing.T) {
 	src, err := GoSource(parityMaps(), "main", "pm", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{" [25][256]uint32", " [13][256]uint64", " [7][256]uint32"} {
-		if !bytes.Contains(src, []byte(want)) {
-			t.Errorf("GoSource printed no %q", want)
+		if n := bytes.Count(src, []byte(want)); n != 1 {
+			t.Errorf("GoSource printed %d %q, want 1", n, want)
 		}
 	}
 	if n := bytes.Count(src, []byte("bits.OnesCount64")); n != 2 { // (the import's use, and the port's parity)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"onic/hdlgen/ir"
@@ -28,6 +29,13 @@ type lmap struct {
 	bits [][]uint64     // output bit -> its mask (nil: not from the table)
 	rows []int          // the input bytes some mask reads
 	part map[int32]bool // the parts the table computes
+}
+
+// sameTable reports whether o's tables are lm's: the same entries, the
+// same rows, the same masks.
+func (lm *lmap) sameTable(o *lmap) bool {
+	return lm.t64 == o.t64 && slices.Equal(lm.rows, o.rows) &&
+		slices.EqualFunc(lm.bits, o.bits, func(a, b []uint64) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) })
 }
 
 // ParityTable fills t, the byte tables of a linear map over GF(2), for
@@ -187,8 +195,15 @@ func (g *gen) linearMaps(partOf func(int) int, readers map[int32][]int, elsewher
 		if 3*len(lm.rows) >= len(best)*(2*int(lm.nw)+3) {
 			continue
 		}
-		lm.name = fmt.Sprintf("%sP%d", g.typ, len(g.tables))
-		g.tables = append(g.tables, lm)
+		// Maps alike share their tables: the card's six 512-bit LCRCs
+		// looked up six copies of the same 64 KB, more than the data
+		// cache holds.
+		if i := slices.IndexFunc(g.tables, lm.sameTable); i >= 0 {
+			lm.name = g.tables[i].name
+		} else {
+			lm.name = fmt.Sprintf("%sP%d", g.typ, len(g.tables))
+			g.tables = append(g.tables, lm)
+		}
 		g.lmaps[in.dst] = lm
 		for _, p := range best {
 			red, and := s.prog[p.red], s.prog[p.and]
