@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "be8d40a2a26ab1df756a95db6d914289" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "7da460e3c5109217315d0ba25b2fe69e" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

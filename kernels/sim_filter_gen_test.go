@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "52c388293d54e1d8d416b18335aee0be" }
+func (x *simfilter) Fingerprint() string { return "56eac12d185eb5b5f632d18d63ef8ac0" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

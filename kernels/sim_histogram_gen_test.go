@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "140bf2bad3fa558524f91ee5ff3bae3a" }
+func (x *simhistogram) Fingerprint() string { return "e5d2562821f2b3980a2f67b89320559f" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

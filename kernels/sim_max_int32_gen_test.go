@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "8d477de180300173347d79d67a26af6a" }
+func (x *simmax_int32) Fingerprint() string { return "b904a768d634b52e8146cbc2b5c38d1f" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "decf281ad69aff031c6d5a750a5f3e74" }
+func (x *simmin_int32) Fingerprint() string { return "978a0c32b51d93cf3bdefc2bb45af8a3" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "3fc733fe623d2a9be7ec416e7c83693c" }
+func (x *simscale_int32) Fingerprint() string { return "6f7558b50c9ed98a623fd8aa9e2aeeb3" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -88,7 +88,8 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	}
 	w("Rst, Arst bool")
 	if g.signal {
-		w("F [%d]uint64 // which parts of EvalState must run: a word they read changed", g.flagWords())
+		w("F [%d]uint64 // which parts of EvalState and EvalInputs must run: a word they read changed", g.flagWords())
+		w("In [%d]uint64 // the inputs' words EvalInputs last saw", max(len(g.inputWords()), 1))
 	} else {
 		w("D uint64 // which state groups the last edges changed (EvalState's activity mask)")
 	}
@@ -160,8 +161,12 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 		w("func (x *%s) %s() {", typ, part.name)
 		w("v := &x.S")
 		w("_ = v")
-		if part.name == "EvalState" {
-			if err := g.evalState(); err != nil {
+		if part.name == "EvalState" || g.signal {
+			eval := g.evalState
+			if part.name == "EvalInputs" {
+				eval = g.evalInputs
+			}
+			if err := eval(); err != nil {
 				return nil, err
 			}
 			w("}")
@@ -243,6 +248,10 @@ type gen struct {
 	partOf []int
 	signal bool
 	watch  map[int32]map[int]uint64
+	// (signal) stateParts: how many of parts are EvalState's (the rest
+	// are EvalInputs'); flag: each part's flag bit.
+	stateParts int
+	flag       []int
 	// fused: the first words of wide bitwise operations printed inside
 	// the one reduction that reads them (fuse); wideKonst: the words of
 	// wide constants, printed as literals there.
@@ -285,12 +294,13 @@ func (g *gen) analyse() {
 	s, m := g.s, g.s.m
 	g.stored, g.konst = map[int32]bool{}, map[int32]uint64{}
 	// Which part computes an instruction: the edge block of group g
-	// -1-g, EvalInputs 2, EvalState's part p 10+p (9: never again).
+	// -1-g, EvalInputs 2, EvalState's part p 10+p (9: never again);
+	// with signal, EvalInputs' part p too.
 	partOf := func(k int) int {
 		switch {
 		case g.z.group[k] >= 0:
 			return -1 - g.z.group[k]
-		case k >= s.split:
+		case k >= s.split && !g.signal:
 			return 2
 		}
 		return 10 + g.partOf[k]
@@ -633,20 +643,55 @@ func (g *gen) partition() {
 // signal, the test is the part's flag, and the part raises the flags of
 // the later parts reading a word it changed.
 func (g *gen) evalState() error {
-	s, w := g.s, g.line
+	w := g.line
+	parts := g.parts
 	if g.signal {
+		parts = parts[:g.stateParts]
 		w("f := x.F")
-		w("x.F = [%d]uint64{}", g.flagWords())
+		for i := range g.inputFlags() {
+			w("x.F[%d] = 0", i)
+		}
 		w("_ = f")
 	} else {
 		w("d := x.D")
 		w("x.D = 0")
 		w("_ = d")
 	}
-	for p, list := range g.parts {
+	if err := g.printParts(parts, 0); err != nil {
+		return err
+	}
+	if g.signal {
+		for i := g.inputFlags(); i < g.flagWords(); i++ {
+			w("x.F[%d] = f[%d]", i, i)
+		}
+	}
+	return nil
+}
+
+// evalInputs prints EvalInputs' body with signal: the inputs' words
+// compared with those it last saw, then its parts as evalState's.
+func (g *gen) evalInputs() error {
+	w := g.line
+	w("f := x.F")
+	for i := g.inputFlags(); i < g.flagWords(); i++ {
+		w("x.F[%d] = 0", i)
+	}
+	w("_ = f")
+	for j, o := range g.inputWords() {
+		w("if v[%d] != x.In[%d] { x.In[%d] = v[%d]; %s }", o, j, j, o, g.raise([]int32{o}))
+	}
+	return g.printParts(g.parts[g.stateParts:], g.stateParts)
+}
+
+// printParts prints parts (the first of them parts[first]) under their
+// tests.
+func (g *gen) printParts(parts [][]int, first int) error {
+	s, w := g.s, g.line
+	for i, list := range parts {
+		p := first + i
 		var outs []int32 // (signal) the part's wide words a later part reads (inst compares a word's)
 		if g.signal {
-			w("if f[%d]&%#x != 0 {", p/64, uint64(1)<<uint(p%64))
+			w("if f[%d]&%#x != 0 {", g.flag[p]/64, uint64(1)<<uint(g.flag[p]%64))
 			for _, k := range list {
 				for _, o := range s.dstWords(s.prog[k]) {
 					if g.watch[o] != nil && s.prog[k].op == opWide {
@@ -1590,7 +1635,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-36"
+const goSourceVersion = "onic-gosrc-37"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

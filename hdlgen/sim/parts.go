@@ -27,19 +27,51 @@ const partSize = 16
 // once or outside EvalState. A part runs only when a word it reads from
 // outside changed (triggers): a register's or read port's at an edge, or
 // another part's when that part ran.
+//
+// EvalInputs is cut the same way, into parts after EvalState's, whose
+// flags start at the next word (inputFlags); the inputs' words are
+// compared with the values the last EvalInputs saw (In).
 func (g *gen) partitionSignals() {
 	s := g.s
 	mask := s.activity(g.z)
-	g.partOf = make([]int, s.split)
-	made := map[int32]int{} // a word -> the live instruction making it
-	var live []int
-	for k := range s.split {
+	g.partOf = make([]int, len(s.prog))
+	var state, inputs []int
+	for k := range s.prog {
 		g.partOf[k] = -1
-		if g.z.group[k] < 0 && mask[k] != 0 {
-			live = append(live, k)
-			for _, o := range s.dstWords(s.prog[k]) {
-				made[o] = k
-			}
+		switch {
+		case g.z.group[k] >= 0:
+		case k >= s.split:
+			inputs = append(inputs, k)
+		case mask[k] != 0:
+			state = append(state, k)
+		}
+	}
+	g.cut(state)
+	g.stateParts = len(g.parts)
+	g.cut(inputs)
+	base := (g.stateParts + 63) / 64 * 64
+	g.flag = make([]int, len(g.parts))
+	for p := range g.parts {
+		g.flag[p] = p
+		if p >= g.stateParts {
+			g.flag[p] = base + p - g.stateParts
+		}
+	}
+}
+
+// inputFlags is the first flag word of EvalInputs' parts.
+func (g *gen) inputFlags() int { return (g.stateParts + 63) / 64 }
+
+// cut appends the parts of live (instructions in program order, none
+// reading what another range computes) to parts.
+func (g *gen) cut(live []int) {
+	s := g.s
+	made := map[int32]int{} // a word -> the live instruction making it
+	in := map[int]bool{}
+	for _, k := range live {
+		in[k] = true
+		for _, o := range s.dstWords(s.prog[k]) {
+			made[o] = k
 		}
 	}
 	// owner[k]: the one instruction reading live instruction k, when
@@ -66,7 +98,7 @@ func (g *gen) partitionSignals() {
 	owner := map[int]int{}
 	for _, k := range live {
 		r := readers[k]
-		if len(r) != 1 || r[0] >= s.split || g.z.group[r[0]] >= 0 {
+		if len(r) != 1 || !in[r[0]] {
 			continue
 		}
 		if !slices.ContainsFunc(s.dstWords(s.prog[k]), func(o int32) bool { return elsewhere[o] }) {
@@ -127,7 +159,12 @@ func (g *gen) partitionSignals() {
 }
 
 // flagWords is how many words of flags the parts need (at least one).
-func (g *gen) flagWords() int { return max((len(g.parts)+63)/64, 1) }
+func (g *gen) flagWords() int {
+	if len(g.flag) == 0 {
+		return 1
+	}
+	return g.flag[len(g.flag)-1]/64 + 1
+}
 
 // triggers fills watch: for each word a part reads from outside itself
 // that can change (a register's, a read port's, or one another part
@@ -146,7 +183,14 @@ func (g *gen) triggers() error {
 			changing[p.slot+j] = true
 		}
 	}
-	inS := maps.Clone(changing) // (state and wide values live in S)
+	for _, p := range s.m.Ports() {
+		if !p.Output {
+			for j := range s.nw[p.Node] {
+				changing[s.off[p.Node]+j] = true
+			}
+		}
+	}
+	inS := maps.Clone(changing) // (state, inputs and wide values live in S)
 	for _, list := range g.parts {
 		for _, k := range list {
 			for _, o := range s.dstWords(s.prog[k]) {
@@ -177,7 +221,7 @@ func (g *gen) triggers() error {
 				if g.watch[o] == nil {
 					g.watch[o] = map[int]uint64{}
 				}
-				g.watch[o][p/64] |= 1 << uint(p%64)
+				g.watch[o][g.flag[p]/64] |= 1 << uint(g.flag[p]%64)
 			}
 		}
 	}
@@ -263,4 +307,22 @@ func (g *gen) changed(words []int32) {
 		}
 		g.line("if %s { %s }", strings.Join(tests, " || "), r)
 	}
+}
+
+// inputWords returns the inputs' words some part of EvalInputs reads, in
+// order: EvalInputs compares each with the value it last saw (In).
+func (g *gen) inputWords() []int32 {
+	var out []int32
+	for _, p := range g.s.m.Ports() {
+		if p.Output {
+			continue
+		}
+		for j := range g.s.nw[p.Node] {
+			if o := g.s.off[p.Node] + j; g.watch[o] != nil && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "20c7d70795a0a8f0080ae29346c5fec9" }
+func (x *regloops) Fingerprint() string { return "76c994fe224b74c67c31a91e1e6d86a8" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

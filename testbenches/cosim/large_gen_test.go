@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "dc5930263a431e11335a143118b1a8d4" }
+func (x *largeSim) Fingerprint() string { return "9ccba664d6dd946eff84b8238398f592" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

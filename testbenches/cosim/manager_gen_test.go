@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "4cf9c9eeb64d60ad101a9ace239ef9cd" }
+func (x *managerSim) Fingerprint() string { return "872665303b80a4c868e25fb9ebe3f35f" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
