@@ -1099,7 +1099,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "f49b0bfc0e65f1cce0ad9e04c204d58b" }
+func (x *simcrc32c_append) Fingerprint() string { return "d16ca89845fe45d0c60e07b5d1bb1a0e" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

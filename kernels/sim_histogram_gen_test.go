@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "e5d2562821f2b3980a2f67b89320559f" }
+func (x *simhistogram) Fingerprint() string { return "59dd910c10f70ff0882f7de0e33eed73" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

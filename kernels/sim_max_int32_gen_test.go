@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "b904a768d634b52e8146cbc2b5c38d1f" }
+func (x *simmax_int32) Fingerprint() string { return "f2e4d68643d83e1c761c62f35091bc9e" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

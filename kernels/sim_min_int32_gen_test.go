@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "978a0c32b51d93cf3bdefc2bb45af8a3" }
+func (x *simmin_int32) Fingerprint() string { return "b3a80c612a4a1dabf2beddcad3a3766d" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

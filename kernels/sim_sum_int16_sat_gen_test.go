@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "d89d399506028c64d8b0ce9da7d01e9c" }
+func (x *simsum_int16_sat) Fingerprint() string { return "6155a630691f60d24d06604a6c522f08" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "a6d75eab75bee3ed542a7443db3eeedf" }
+func (x *simsum_int32) Fingerprint() string { return "fb1aae7b1d4401f0592aac77bad72d6c" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }

@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "3f64141641eecb9056783bcf52bc7e29" }
+func (x *simsum_int8_sat) Fingerprint() string { return "9613eefe7da91377ae6afb0a27d7fd5d" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

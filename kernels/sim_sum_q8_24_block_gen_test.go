@@ -86,7 +86,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "9d1e813eb6f8dcb5f205a4d25a992e5c" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "d38ccbe73dcc6e3c5b54a8b3597b0226" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }

@@ -76,6 +76,31 @@ func (g *gen) flushEarly(off int32) {
 	}
 }
 
+// sliceWord is the expression of word k of the wide slice node i (its
+// bits above the slice's width clear), read from its operand's words.
+func (g *gen) sliceWord(i int, k int32) string {
+	s, m := g.s, g.s.m
+	n := m.Node(i)
+	a, na := s.off[n.Args[0]], s.nw[n.Args[0]]
+	pos := n.Lo + 64*int(k)
+	qw, r := int32(pos/64), pos%64
+	var e string
+	switch {
+	case qw >= na:
+		return "0"
+	case r == 0:
+		e = fmt.Sprintf("v[%d]", a+qw)
+	case qw+1 < na:
+		e = fmt.Sprintf("(v[%d]>>%d | v[%d]<<%d)", a+qw, r, a+qw+1, 64-r)
+	default:
+		e = fmt.Sprintf("(v[%d] >> %d)", a+qw, r)
+	}
+	if w := n.W - 64*int(k); w < 64 {
+		e = fmt.Sprintf("(%s & %#x)", e, uint64(1)<<uint(w)-1)
+	}
+	return e
+}
+
 // concatWord is the statement computing word j of the wide
 // concatenation node i: the or of the parts' words shifted into it (the
 // parts keep their bits above their widths zero), the last word masked
@@ -106,6 +131,9 @@ func (g *gen) concatWord(i int, j int32) string {
 				continue
 			}
 			src := fmt.Sprintf("v[%d]", po+int32(k))
+			if sl, ok := g.fused[po]; ok && m.Node(sl).Op == ir.OpSlice {
+				src = g.sliceWord(sl, int32(k))
+			}
 			if s.nw[p] == 1 {
 				if c, ok := g.konst[po]; ok && c == 0 {
 					continue // a zero part adds nothing

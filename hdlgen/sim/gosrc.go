@@ -421,7 +421,7 @@ func (g *gen) fuse(partOf func(int) int) {
 			continue
 		}
 		n := m.Node(int(in.node))
-		if n.Op != ir.OpAnd && n.Op != ir.OpOr && n.Op != ir.OpXor {
+		if n.Op != ir.OpAnd && n.Op != ir.OpOr && n.Op != ir.OpXor && n.Op != ir.OpSlice {
 			continue
 		}
 		reader := -1
@@ -437,8 +437,19 @@ func (g *gen) fuse(partOf func(int) int) {
 		if !ok || reader < 0 || s.prog[reader].op != opWide || partOf(reader) != partOf(k) {
 			continue
 		}
-		switch m.Node(int(s.prog[reader].node)).Op {
-		case ir.OpRedXor, ir.OpRedOr, ir.OpRedAnd:
+		switch rn := m.Node(int(s.prog[reader].node)).Op; {
+		case n.Op == ir.OpSlice && rn == ir.OpConcat:
+			// A wide slice placed in a concatenation and read by
+			// nothing else: the concatenation's words take the slice's
+			// words' expressions (concatWord), with no copy through the
+			// slice's own words (the card's TLP slices cut a beat at
+			// a header's end and pack it with the next beat's bits).
+			g.fused[in.dst] = int(in.node)
+			for _, o := range s.dstWords(in) {
+				g.fusedWord[o] = int(in.node)
+			}
+		case n.Op == ir.OpSlice:
+		case rn == ir.OpRedXor || rn == ir.OpRedOr || rn == ir.OpRedAnd:
 			g.fused[in.dst] = int(in.node)
 			for _, o := range s.dstWords(in) {
 				g.fusedWord[o] = int(in.node)
@@ -1635,7 +1646,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-37"
+const goSourceVersion = "onic-gosrc-38"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

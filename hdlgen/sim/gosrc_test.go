@@ -199,7 +199,7 @@ func goSourceRandom(t *testing.T, hold int) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 11 {
+	for k := range n + 12 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -226,6 +226,8 @@ func goSourceRandom(t *testing.T, hold int) {
 			m = delayLines()
 		case k == n+8:
 			m, _ = roms()
+		case k == n+9:
+			m, _ = slicedConcats()
 		default:
 			// Hierarchies: the generated Index must name the flattened
 			// copy's words, not the top module's node numbers.
@@ -398,6 +400,57 @@ func parityMaps() *ir.Module {
 	m.Output("narrow", m.Concat(c...))
 	m.Output("bit", c[5])
 	return m
+}
+
+// slicedConcats is a module of wide slices placed in concatenations and
+// read by nothing else, which GoSource prints as the concatenations'
+// words (fuse): a 300-bit register rotated by one bit and by 70, a
+// slice of 130 bits placed at bit 5 of 200 (across words), one placed
+// whole-word, and a slice a port reads too (so printed on its own). It
+// returns the slices fused.
+func slicedConcats() (*ir.Module, []ir.Value) {
+	m := ir.NewModule("slicedconcats")
+	d := m.Input("d", 300)
+	r := m.Reg("r", 300, 0)
+	m.SetNext(r, m.Xor(r, d))
+	rot1 := m.Slice(r, 1, 299)
+	rot70 := m.Slice(r, 70, 230)
+	mid := m.Slice(d, 17, 130)
+	whole := m.Slice(r, 64, 128)
+	shared := m.Slice(d, 3, 100)
+	m.Output("rot1", m.Concat(m.Slice(r, 0, 1), rot1))
+	m.Output("rot70", m.Concat(m.Slice(r, 0, 70), rot70))
+	m.Output("mid", m.Concat(m.Slice(r, 0, 65), mid, m.Slice(d, 0, 5)))
+	m.Output("whole", m.Concat(m.Slice(d, 0, 3), whole))
+	m.Output("shared", m.Concat(shared, m.Slice(r, 0, 9)))
+	m.Output("sharedalone", shared)
+	return m, []ir.Value{rot1, rot70, mid}
+}
+
+// TestFusedSlices: slicedConcats' slices read only by a concatenation
+// are never written to words of their own (the generated code names none
+// of their words); the one a port reads is. TestGoSourceRandom runs the
+// module against the interpreter.
+func TestFusedSlices(t *testing.T) {
+	m, fused := slicedConcats()
+	src, err := GoSource(m, "main", "sc", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := compile(m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range fused {
+		for j := range s.nw[v.ID()] {
+			if w := fmt.Sprintf("v[%d]", s.off[v.ID()]+j); bytes.Contains(src, []byte(w+" ")) || bytes.Contains(src, []byte(w+")")) {
+				t.Errorf("the slice of %d bits is written to its own words (%s)", v.Width(), w)
+			}
+		}
+	}
+	if p, _ := s.Port("sharedalone"); !bytes.Contains(src, []byte(fmt.Sprintf("v[%d] =", p.off))) {
+		t.Errorf("the slice a port reads is not computed into its words")
+	}
 }
 
 // TestLinearMaps: GoSource prints parityMaps' four concatenations of

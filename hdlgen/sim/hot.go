@@ -37,7 +37,8 @@ func (s *Sim) hot() []bool {
 	for _, in := range s.prog {
 		// (an operation on wide values writes its words, even a one-word
 		// result: a comparison, a reduction)
-		hot[in.node] = in.op == opWide || g.stored[in.dst]
+		_, fused := g.fusedWord[in.dst]
+		hot[in.node] = in.op == opWide && !fused || g.stored[in.dst]
 	}
 	return hot
 }

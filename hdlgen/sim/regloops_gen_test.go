@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "76c994fe224b74c67c31a91e1e6d86a8" }
+func (x *regloops) Fingerprint() string { return "0a174c6247e77e675f595c307f7c5c77" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

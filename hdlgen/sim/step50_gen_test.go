@@ -33,7 +33,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "4790fa4e0516e2a9425d3a8ac85a8eb6" }
+func (x *step50) Fingerprint() string { return "131ef021cb67d51f1ad614a19c36657a" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }

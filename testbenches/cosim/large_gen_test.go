@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "9ccba664d6dd946eff84b8238398f592" }
+func (x *largeSim) Fingerprint() string { return "5369a06b7648d53d2e0864d7cd53c713" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
