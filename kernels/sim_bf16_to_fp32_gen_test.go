@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "94529e44c041a76dc55d171efb76f5b1" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "86ca0b35d450fba8eacff1dd36fc4939" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

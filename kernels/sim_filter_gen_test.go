@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "c163f05a6690331a073b6f2fec4dc3e9" }
+func (x *simfilter) Fingerprint() string { return "0676307a6b289b1d1922c415937f7ac0" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "685275943dc3db1a47232001166fd275" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "1ef1a27b701d8e82e1e2a179a0e616c4" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

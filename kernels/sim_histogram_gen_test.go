@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "59dd910c10f70ff0882f7de0e33eed73" }
+func (x *simhistogram) Fingerprint() string { return "10295f379617957e8394b535b136b1c6" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "f2e4d68643d83e1c761c62f35091bc9e" }
+func (x *simmax_int32) Fingerprint() string { return "a933383c603e52294391d0c88abf824b" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "b3a80c612a4a1dabf2beddcad3a3766d" }
+func (x *simmin_int32) Fingerprint() string { return "59d9b33453a45f2d7fa03e12d6a00f41" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "9613eefe7da91377ae6afb0a27d7fd5d" }
+func (x *simsum_int8_sat) Fingerprint() string { return "e76aaea7517f2682f464ef6d297faa9c" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

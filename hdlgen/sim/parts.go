@@ -17,14 +17,15 @@ import (
 const partSize = 16
 
 // partitionSignals splits EvalState's instructions not sunk into the edge, and
-// reading some state, into parts of about partSize instructions, in
+// reading some state, into parts of at most about partSize instructions, in
 // depth-first order from the last instruction back to what it reads: a
 // part holds a piece of one cone of logic, and comes after every part it
 // reads (each is a run of one topological order). A value read by one
 // instruction only stays in its reader's part (fused operations and
 // linear maps need their reader beside them, and the value then needs no
 // word in S): the cut falls only after a value that is read more than
-// once or outside EvalState. A part runs only when a word it reads from
+// once or outside EvalState, and early before a cone reading nothing the
+// part reads (group). A part runs only when a word it reads from
 // outside changed (triggers): a register's or read port's at an edge, or
 // another part's when that part ran.
 //
@@ -144,18 +145,90 @@ func (g *gen) cut(live []int) {
 			visit(live[i])
 		}
 	}
-	var part []int
-	for i, k := range order {
-		part = append(part, k)
-		if _, owned := owner[k]; !owned && (len(part) >= partSize || i == len(order)-1) {
-			slices.Sort(part) // (program order: levelised)
-			for _, k := range part {
-				g.partOf[k] = len(g.parts)
-			}
-			g.parts = append(g.parts, part)
-			part = nil
+	// cones: order cut after each instruction no other owns; a cone's
+	// reads: the words it reads that it does not make.
+	var cones [][]int
+	var cone []int
+	for _, k := range order {
+		cone = append(cone, k)
+		if _, owned := owner[k]; !owned {
+			cones = append(cones, cone)
+			cone = nil
 		}
 	}
+	g.group(cones)
+}
+
+// group appends the parts of cones (runs of a depth-first order, each
+// ending at an instruction no other owns): consecutive cones, up to
+// partSize instructions, cut early (after minPart) before a cone that
+// reads nothing the part reads or makes, so that logic reading other
+// words, which change at other times, gets a flag of its own.
+func (g *gen) group(cones [][]int) {
+	s := g.s
+	reads := func(c []int) map[int32]bool {
+		out, mine := map[int32]bool{}, map[int32]bool{}
+		for _, k := range c {
+			for _, o := range s.dstWords(s.prog[k]) {
+				mine[o] = true
+			}
+		}
+		for _, k := range c {
+			for _, o := range s.operandWords(s.prog[k]) {
+				if !mine[o] {
+					out[o] = true
+				}
+			}
+		}
+		return out
+	}
+	var part []int
+	partReads := map[int32]bool{}
+	for ci, c := range cones {
+		cr := reads(c)
+		if len(part) >= minPart && !shares(partReads, cr, part, s) {
+			g.addPart(part)
+			part, partReads = nil, map[int32]bool{}
+		}
+		part = append(part, c...)
+		for o := range cr {
+			partReads[o] = true
+		}
+		if len(part) >= partSize || ci == len(cones)-1 {
+			g.addPart(part)
+			part, partReads = nil, map[int32]bool{}
+		}
+	}
+}
+
+// minPart: a part of this many instructions is cut before a cone that
+// reads nothing it reads (nor what it makes).
+const minPart = 4
+
+// shares reports whether cone reads cr overlap part's reads or words.
+func shares(partReads, cr map[int32]bool, part []int, s *Sim) bool {
+	for o := range cr {
+		if partReads[o] {
+			return true
+		}
+	}
+	for _, k := range part {
+		for _, o := range s.dstWords(s.prog[k]) {
+			if cr[o] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addPart appends part (instructions in depth-first order) to parts.
+func (g *gen) addPart(part []int) {
+	slices.Sort(part) // (program order: levelised)
+	for _, k := range part {
+		g.partOf[k] = len(g.parts)
+	}
+	g.parts = append(g.parts, part)
 }
 
 // flagWords is how many words of flags the parts need (at least one).

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "0a174c6247e77e675f595c307f7c5c77" }
+func (x *regloops) Fingerprint() string { return "3517633e9897af71a3b2ef5844a7dfaf" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

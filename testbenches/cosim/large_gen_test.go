@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "5369a06b7648d53d2e0864d7cd53c713" }
+func (x *largeSim) Fingerprint() string { return "87002d9649506e24f9fdf23de6bc6daa" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

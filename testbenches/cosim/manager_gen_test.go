@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "5d61fd49a21d60d60c35158859a2ab17" }
+func (x *managerSim) Fingerprint() string { return "56f40bdc6b78dfd12d134a4575ac9c69" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
