@@ -116,7 +116,9 @@ type Model interface {
 	Edge() bool
 	// Touch says the state was written from outside (an asynchronous
 	// reset), so the next EvalState evaluates all of it: generated
-	// EvalState evaluates only what reads the state the edges changed.
+	// EvalState evaluates only what reads the state the edges changed
+	// (and, in a design too big for the activity mask, EvalInputs only
+	// what reads a word that changed: all of it after Touch too).
 	Touch()
 }
 
