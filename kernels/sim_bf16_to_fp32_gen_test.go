@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "86ca0b35d450fba8eacff1dd36fc4939" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "4390538f2ae434d1e3ab93cdb9775df2" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

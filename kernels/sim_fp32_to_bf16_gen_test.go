@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "1ef1a27b701d8e82e1e2a179a0e616c4" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "f5ee0d1172a107a3740ee8d7bfebb20e" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

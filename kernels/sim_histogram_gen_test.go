@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "10295f379617957e8394b535b136b1c6" }
+func (x *simhistogram) Fingerprint() string { return "bec4a73803c35fb81b82f7083106e97c" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

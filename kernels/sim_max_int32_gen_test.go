@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "a933383c603e52294391d0c88abf824b" }
+func (x *simmax_int32) Fingerprint() string { return "8f0e5c342bc3a67bb90480a75b23e047" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

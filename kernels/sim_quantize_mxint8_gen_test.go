@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "9c9d56b7fae095be502507c8911cbd1b" }
+func (x *simquantize_mxint8) Fingerprint() string { return "8fb1e54604484a7c7906c0556f71923e" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "e76aaea7517f2682f464ef6d297faa9c" }
+func (x *simsum_int8_sat) Fingerprint() string { return "b197412ee5ddb2892847e2a8e06b19b5" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -10,9 +10,11 @@ import "onic/hdlgen/ir"
 var hotLayoutWords = 4096
 
 // hot marks the nodes whose words GoSource's code keeps in S: inputs,
-// registers and read ports, wide constants, the live operations on wide
-// values, and the live one-word values something outside their own part
-// reads (gen.analyse's stored). Dead logic, one-word constants
+// registers and read ports, the live operations on wide values, the
+// live one-word values something outside their own part reads
+// (gen.analyse's stored), and the wide constants they read; not the
+// operations printed inside their readers (fused), nor what only they
+// read. Dead logic, one-word constants
 // (printed as literals) and the values the code keeps in Go variables
 // are not.
 func (s *Sim) hot() []bool {
@@ -26,19 +28,32 @@ func (s *Sim) hot() []bool {
 	}
 	g.analyse()
 	hot := make([]bool, m.Len())
+	wideConst := map[int32]int{} // a wide constant's word -> its node
 	for i := range m.Len() {
 		switch n := m.Node(i); n.Op {
 		case ir.OpInput, ir.OpReg, ir.OpMemRead:
 			hot[i] = true
 		case ir.OpConst:
-			hot[i] = s.nw[i] > 1
+			for j := range s.nw[i] {
+				if s.nw[i] > 1 {
+					wideConst[s.off[i]+j] = i
+				}
+			}
 		}
 	}
 	for _, in := range s.prog {
 		// (an operation on wide values writes its words, even a one-word
-		// result: a comparison, a reduction)
-		_, fused := g.fusedWord[in.dst]
-		hot[in.node] = in.op == opWide && !fused || g.stored[in.dst]
+		// result: a comparison, a reduction; one printed inside its
+		// reader writes none, and reads its constants as literals)
+		if _, fused := g.fusedWord[in.dst]; fused {
+			continue
+		}
+		hot[in.node] = in.op == opWide || g.stored[in.dst]
+		for _, o := range s.operandWords(in) {
+			if c, ok := wideConst[o]; ok {
+				hot[c] = true
+			}
+		}
 	}
 	return hot
 }

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "3517633e9897af71a3b2ef5844a7dfaf" }
+func (x *regloops) Fingerprint() string { return "e4f0e6c5e7d5394f797ebc43a3f937c7" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

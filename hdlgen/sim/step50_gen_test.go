@@ -33,7 +33,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "3e2ca09ca921d1407d90512f3321e5f9" }
+func (x *step50) Fingerprint() string { return "f7a8fd29437e0d0ffc78a263c748b57a" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }

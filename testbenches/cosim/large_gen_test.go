@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "87002d9649506e24f9fdf23de6bc6daa" }
+func (x *largeSim) Fingerprint() string { return "25fbd0c6cd5334eebbfd3ae498c86465" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "56f40bdc6b78dfd12d134a4575ac9c69" }
+func (x *managerSim) Fingerprint() string { return "abc5a1b54de12f8906bfe1a12f55a87c" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
