@@ -45,14 +45,7 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}, pin: s.pinned()}
-	g.signal = g.z.groups+len(s.reads) > signalGroups
-	if g.signal {
-		g.partitionSignals()
-	} else {
-		g.partition()
-	}
-	g.analyse()
+	g := s.prepare(typ)
 	if err := g.triggers(); err != nil {
 		return nil, err
 	}
@@ -230,6 +223,21 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 // every edge; its parts are tested by the words they read instead
 // (partitionSignals).
 var signalGroups = 64
+
+// prepare returns the gen for s's program, printing type typ, with its
+// parts made and its analysis done: where each instruction is printed,
+// what lives in S.
+func (s *Sim) prepare(typ string) *gen {
+	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}, pin: s.pinned()}
+	g.signal = g.z.groups+len(s.reads) > signalGroups
+	if g.signal {
+		g.partitionSignals()
+	} else {
+		g.partition()
+	}
+	g.analyse()
+	return g
+}
 
 // gen prints one module's program (New has already left dead logic out
 // of it).

@@ -19,14 +19,7 @@ var hotLayoutWords = 4096
 // are not.
 func (s *Sim) hot() []bool {
 	m := s.m
-	g := &gen{s: s, z: s.sink(), into: map[int32]int32{}, pin: s.pinned()}
-	g.signal = g.z.groups+len(s.reads) > signalGroups
-	if g.signal {
-		g.partitionSignals()
-	} else {
-		g.partition()
-	}
-	g.analyse()
+	g := s.prepare("")
 	hot := make([]bool, m.Len())
 	wideConst := map[int32]int{} // a wide constant's word -> its node
 	for i := range m.Len() {
