@@ -1,9 +1,11 @@
 package cardsim
 
 import (
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
+	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
 	"onic/internal/vbench"
 	"onic/testbenches/tools"
@@ -112,7 +115,8 @@ func TestMain(m *testing.M) {
 // replayCompiled replays dir/stimulus.gob on the two-party scenario's
 // onicA card, which must run compiled, and prints "CYCLES SECONDS"; asked
 // for 0 replays, it replays once from power-on and prints the sum of the
-// outputs read (vbench.ReplaySink).
+// outputs read (vbench.ReplaySink); asked for "outputs", the hash of
+// every output every cycle (outputsHash).
 func replayCompiled(dir string) error {
 	f, err := os.Open(filepath.Join(dir, "stimulus.gob"))
 	if err != nil {
@@ -121,10 +125,6 @@ func replayCompiled(dir string) error {
 	var st vbench.Stimulus
 	err = gob.NewDecoder(f).Decode(&st)
 	f.Close()
-	if err != nil {
-		return err
-	}
-	reps, err := strconv.Atoi(os.Getenv(replayRepEnv))
 	if err != nil {
 		return err
 	}
@@ -138,6 +138,14 @@ func replayCompiled(dir string) error {
 	}
 	if !s.Compiled() {
 		return fmt.Errorf("the card's generated code is not linked in")
+	}
+	if os.Getenv(replayRepEnv) == "outputs" {
+		fmt.Println(outputsHash(s, set.cards[0].Module(), &st))
+		return nil
+	}
+	reps, err := strconv.Atoi(os.Getenv(replayRepEnv))
+	if err != nil {
+		return err
 	}
 	if reps == 0 {
 		fmt.Println(vbench.ReplaySink(s, &st))
@@ -163,6 +171,7 @@ func replayCompiled(dir string) error {
 // Verilator's (vbench.CompareWith), after checking that both read the
 // same outputs from the replay (vbench.Sink, ReplaySink).
 func BenchmarkCardVerilator(b *testing.B) {
+	tools.Require(b, "go")
 	verilator := tools.Require(b, "verilator")
 	st := cardStimulus(b, 20*time.Microsecond)
 	set, err := NewSet(scenario.TwoParty(), nil)
@@ -179,66 +188,124 @@ func BenchmarkCardVerilator(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The replay helper, with the card's generated Go.
-	src, err := sim.GoSource(m, "cardsim", "benchCard", "BenchmarkCardVerilator (built at benchmark time, never kept)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	gen := filepath.Join(dir, "card_gen.go")
-	if err := os.WriteFile(gen, src, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	here, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(here, "cardbench_gen_test.go"): gen}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), ov, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	helper := filepath.Join(dir, "cardsim.test")
-	if out, err := exec.Command("go", "test", "-c", "-overlay", filepath.Join(dir, "overlay.json"), "-o", helper, ".").CombinedOutput(); err != nil {
-		b.Fatalf("building the replay helper: %v\n%s", err, out)
-	}
-	f, err := os.Create(filepath.Join(dir, "stimulus.gob"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := gob.NewEncoder(f).Encode(st); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	replay := func(reps int) string {
-		cmd := exec.Command(helper)
-		cmd.Env = append(os.Environ(), replayEnv+"="+dir, replayRepEnv+"="+strconv.Itoa(reps))
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatalf("the replay helper: %v: %s", err, out)
-		}
-		return string(out)
-	}
+	replay := replayHelper(b, dir, m, st)
 	// The same work: the outputs a driver reads sum alike in both.
 	vsink, err := vbench.Sink(bin)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var osink uint64
-	if _, err := fmt.Sscan(replay(0), &osink); err != nil || osink != vsink || vsink == 0 {
+	if _, err := fmt.Sscan(replay("0"), &osink); err != nil || osink != vsink || vsink == 0 {
 		b.Fatalf("the outputs read sum to %d in onic (%v) and %d in Verilator", osink, err, vsink)
 	}
 	b.ResetTimer()
 	vbench.CompareWith(b, bin, st, func(reps int) (uint64, float64, error) {
 		var cycles uint64
 		var secs float64
-		out := replay(reps)
+		out := replay(strconv.Itoa(reps))
 		if _, err := fmt.Sscan(out, &cycles, &secs); err != nil {
 			return 0, 0, fmt.Errorf("the replay helper printed %q", out)
 		}
 		return cycles, secs, nil
 	})
+}
+
+// replayHelper builds, in dir, the replay helper with m's generated Go
+// laid over this package (go test -c -overlay: nothing generated is kept
+// in the tree) and st as its stimulus, and returns a function running it
+// with replayRepEnv set to reps and returning what it printed.
+func replayHelper(tb testing.TB, dir string, m *ir.Module, st *vbench.Stimulus) func(reps string) string {
+	tb.Helper()
+	src, err := sim.GoSource(m, "cardsim", "benchCard", "the card's replay helper (built by its test or benchmark, never kept)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gen := filepath.Join(dir, "card_gen.go")
+	if err := os.WriteFile(gen, src, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(here, "cardbench_gen_test.go"): gen}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), ov, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	helper := filepath.Join(dir, "cardsim.test")
+	if out, err := exec.Command("go", "test", "-c", "-overlay", filepath.Join(dir, "overlay.json"), "-o", helper, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("building the replay helper: %v\n%s", err, out)
+	}
+	f, err := os.Create(filepath.Join(dir, "stimulus.gob"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := gob.NewEncoder(f).Encode(st); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return func(reps string) string {
+		cmd := exec.Command(helper)
+		cmd.Env = append(os.Environ(), replayEnv+"="+dir, replayRepEnv+"="+reps)
+		out, err := cmd.Output()
+		if err != nil {
+			tb.Fatalf("the replay helper: %v: %s", err, out)
+		}
+		return string(out)
+	}
+}
+
+// outputsHash replays st on s from where it stands and returns an FNV-1a
+// hash of every output port's words on every cycle (ports by name, so
+// the interpreter's layout and the generated code's compare alike).
+func outputsHash(s *sim.Sim, m *ir.Module, st *vbench.Stimulus) uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	for _, vec := range st.Cycles {
+		s.SetReset(vec[0][0] != 0)
+		for k, p := range st.Inputs[1:] {
+			s.Drive(p.Name, vec[k+1])
+		}
+		for _, p := range m.Ports() {
+			if !p.Output {
+				continue
+			}
+			ws, _ := s.GetWords(p.Name)
+			for _, w := range ws {
+				binary.LittleEndian.PutUint64(buf[:], w)
+				h.Write(buf[:])
+			}
+		}
+		s.Step()
+	}
+	return h.Sum64()
+}
+
+// TestCardCompiled: the two-party scenario's onicA card, as --rtl
+// compiles it (its generated Go: in parts flagged by the words they read,
+// the hot words first), gives every output on every cycle of 20 µs of
+// that scenario's traffic as the interpreter does, from power-on.
+func TestCardCompiled(t *testing.T) {
+	tools.Require(t, "go")
+	st := cardStimulus(t, 20*time.Microsecond)
+	set, err := NewSet(scenario.TwoParty(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := set.cards[0].Module()
+	replay := replayHelper(t, t.TempDir(), m, st)
+	ref, err := sim.NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := outputsHash(ref, m, st)
+	var got uint64
+	if _, err := fmt.Sscan(replay("outputs"), &got); err != nil || got != want {
+		t.Fatalf("the compiled card's outputs hash to %#x (%v), the interpreter's to %#x", got, err, want)
+	}
 }
