@@ -18,14 +18,7 @@ import (
 func TestChartsNeverAboveLinkRate(t *testing.T) {
 	c := scenario.TwoParty()
 	c.Duration = 200 * time.Microsecond
-	cl, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := cl.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, r := buildRun(t, c)
 	for _, buckets := range []int{0, 20} {
 		ch := cl.Charts(buckets)
 		const lineGbps = 16 * 8 * 128.0 / 130

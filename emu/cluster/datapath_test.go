@@ -10,8 +10,17 @@ import (
 	pmgr "onic/pcie/manager"
 )
 
-// runCluster builds and runs c, returning the cluster for a look inside.
+// runCluster builds and runs c, returning the cluster for a look inside,
+// with its accounting balanced.
 func runCluster(t *testing.T, c scenario.Config) (*Cluster, Report) {
+	t.Helper()
+	cl, r := buildRun(t, c)
+	balanced(t, r.Accounting)
+	return cl, r
+}
+
+// buildRun builds and runs c.
+func buildRun(t *testing.T, c scenario.Config) (*Cluster, Report) {
 	t.Helper()
 	cl, err := Build(c)
 	if err != nil {
@@ -21,7 +30,6 @@ func runCluster(t *testing.T, c scenario.Config) (*Cluster, Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	balanced(t, r.Accounting)
 	return cl, r
 }
 

@@ -192,14 +192,7 @@ func TestFidelityCharts(t *testing.T) {
 	charts := map[string]Charts{}
 	for _, fid := range []string{FidelityPacket, FidelityAuto} {
 		c.Fidelity = fid
-		cl, err := Build(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := cl.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl, r := buildRun(t, c)
 		if fid == FidelityAuto && r.TransferShare < 0.8 {
 			t.Fatalf("only %.0f%% carried", 100*r.TransferShare)
 		}
