@@ -110,6 +110,28 @@ type Card struct {
 	// while Capture is on (Received).
 	rxFrames [Ports]txFrames
 	capture  bool
+	// drops are the TLPs with a payload the ports' hold buffers and down
+	// gates dropped since the last Drops (the card's drop taps).
+	drops []Drop
+}
+
+// Drop is a TLP with a payload that a port of the card dropped whole
+// before its link: its hold buffer, full while the port did not admit
+// (Hold), or its down gate (fail policy, the port down).
+type Drop struct {
+	Port int
+	Hold bool
+	// Word is the first 64 bits of its payload, least significant byte
+	// first (the emulator's own writes carry their number there).
+	Word uint64
+}
+
+// Drops returns the TLPs the card's ports dropped since the last call
+// (valid until the next Cycle).
+func (k *Card) Drops() []Drop {
+	d := k.drops
+	k.drops = k.drops[:0]
+	return d
 }
 
 // rqInFlight is a request in the block's transmit pipeline: it leaves at
@@ -209,6 +231,10 @@ type ports struct {
 	msixInt, msixAddr, msixData, msixFn              sim.Port
 	phyUp, rxData, rxCtl, rxValid                    [Ports]sim.Port
 	txData, txCtl, txValid, txReady, state           [Ports]sim.Port
+	// taps are each port's drop taps (hold buffer or down gate: the one
+	// the card has) and tapWord their payload words.
+	taps, tapWord [Ports]sim.Port
+	tapHold       bool
 }
 
 // New builds and resets the card for c.
@@ -227,7 +253,7 @@ func New(c Config) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
-	ds, err := onic.Build(d, onic.Options{Card: true, Function: o.Function, Kernels: o.Kernels})
+	ds, err := onic.Build(d, onic.Options{Card: true, Function: o.Function, Kernels: o.Kernels, DropTaps: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
@@ -296,6 +322,12 @@ func (k *Card) resolve() error {
 		p.phyUp[i], p.rxData[i], p.rxCtl[i], p.rxValid[i] = port(pre+"phy_up"), port(pre+"rx_data"), port(pre+"rx_ctl"), port(pre+"rx_valid")
 		p.txData[i], p.txCtl[i], p.txValid[i], p.state[i] = port(pre+"tx_data"), port(pre+"tx_ctl"), port(pre+"tx_valid"), port(pre+"state")
 		p.txReady[i] = port(pre + "tx_ready")
+		tap := pre + "down_tap"
+		if _, e := k.s.Port(pre + "hold_tap"); e == nil {
+			p.tapHold = true
+			tap = pre + "hold_tap"
+		}
+		p.taps[i], p.tapWord[i] = port(tap), port(tap+"_word")
 	}
 	return err
 }
@@ -497,6 +529,9 @@ func (k *Card) Cycle() error {
 			k.state[i], active = st, true
 		}
 		up := st == optlink.StateUp
+		if s.Read(p.taps[i])[0]&1 == 1 {
+			k.drops = append(k.drops, Drop{Port: i, Hold: p.tapHold, Word: s.Read(p.tapWord[i])[0]})
+		}
 		k.txFrames[i].track(w, up)
 		if k.capture {
 			k.rxFrames[i].track(&k.lanes[i], up && k.phy[i])

@@ -3,7 +3,10 @@ package cardsim
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +90,11 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 // with as many Naks per TLP sent (within a factor of two), never losing
 // a write.
 //
+// And the two lose the same writes (sameTLPs), each named by its flow and
+// its number among the flow's requests: the cards' drops are named in
+// the cycle the card drops them (its drop taps), so that a flow goes on
+// from them as from the model's.
+//
 // A partner that returns credits a trickle at a time (slow-a) is
 // caught by the stall watch's slow rule on both (a window of
 // EgressStallCycles with the egress waiting half of it and fewer than
@@ -100,15 +108,30 @@ func TestFaultsAgainstModel(t *testing.T) {
 		n = min(n, 2) // make check's quick loop
 	}
 	cfg, kinds := faultScenario(n, r)
-	model, err := buildOn(t, cfg, false).Run()
-	if err != nil {
-		t.Fatal(err)
+	// Each side's writes that did not arrive, by flow and request number
+	// (cluster.Settled: the same numbers on both), and why.
+	var lost [2]map[string]map[int]string
+	runOn := func(side int, cl *cluster.Cluster) cluster.Report {
+		lost[side] = map[string]map[int]string{}
+		cl.OnSettled(func(s cluster.Settled) {
+			if s.Outcome == cluster.Delivered {
+				return
+			}
+			if lost[side][s.Flow] == nil {
+				lost[side][s.Flow] = map[int]string{}
+			}
+			lost[side][s.Flow][s.Request] = s.Reason
+		})
+		rep, err := cl.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
 	}
+	model := runOn(0, buildOn(t, cfg, false))
 	cl, set := buildSet(t, cfg)
-	rtl, err := cl.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rtl := runOn(1, cl)
+	sameTLPs(t, cfg, kinds, lost)
 	for name, rep := range map[string]cluster.Report{"model": model, "cards": rtl} {
 		for i, kind := range kinds {
 			a, b := rep.Flows[2*i], rep.Flows[2*i+1]
@@ -174,6 +197,19 @@ func TestFaultsAgainstModel(t *testing.T) {
 		t.Errorf("%d writes undelivered on the model, %d on the cards", modelLost, cardLost)
 	}
 	t.Logf("the model: %v, onicA's ports stalled %v times; the cards: %v, %v", model.Accounting.Reasons, modelStalls, rtl.Accounting.Reasons, cardStalls)
+	// Every write a card's hold buffer dropped is named so by the
+	// emulator as it happens (the card's drop taps), none left for the
+	// cards' quiet.
+	var holdDrops uint64
+	for c := range 2 {
+		for _, name := range []string{"port_a_hold_drops", "port_b_hold_drops"} {
+			n, _ := set.Card(c).Counter(name)
+			holdDrops += n
+		}
+	}
+	if got := rtl.Accounting.Reasons["hold-buffer-full"]; got != holdDrops {
+		t.Errorf("the cards' hold buffers dropped %d TLPs; the emulator named %d hold-buffer-full", holdDrops, got)
+	}
 
 	// Bit errors: onicB's port A finds damaged frames on both, Naks them,
 	// and onicA's port A replays; per TLP port A sent, about as many Naks
@@ -210,4 +246,56 @@ func TestFaultsAgainstModel(t *testing.T) {
 			model.ONICs[0].PortTLPs[0], cardErr[0].Naks, rtl.ONICs[0].PortTLPs[0])
 	}
 	t.Logf("bit errors: the model's onicB port A %+v, onicA port A %+v; the cards' %+v, %+v", modelErr[0], modelErr[1], cardErr[0], cardErr[1])
+}
+
+// sameTLPs holds the model and the cards to losing the same writes
+// (lost, each side's by flow and request number): over a run of six
+// sequences or more, nine in ten of the writes the cards lost are ones
+// the model lost too, and of the writes either lost, at least three in
+// five both lost. It logs each faulty flow's losses on both, as runs of
+// request numbers.
+func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[string]map[int]string) {
+	t.Helper()
+	var both, cards, either int
+	for i, kind := range kinds {
+		for _, f := range cfg.Flows[2*i : 2*i+2] {
+			m, c := lost[0][f.Name], lost[1][f.Name]
+			n := 0
+			for r := range c {
+				if _, ok := m[r]; ok {
+					n++
+				}
+			}
+			both, cards, either = both+n, cards+len(c), either+len(m)+len(c)-n
+			if len(m)+len(c) > 0 {
+				t.Logf("sequence %d (%s), flow %s: %d writes lost on the model, %d on the cards, %d on both; the model %s; the cards %s",
+					i, kind, f.Name, len(m), len(c), n, runs(m), runs(c))
+			}
+		}
+	}
+	t.Logf("writes lost: %d on the cards, %d of them on the model too; %d on either", cards, both, either)
+	if len(kinds) >= 6 && (10*both < 9*cards || 5*both < 3*either) {
+		t.Errorf("the model and the cards lost different writes: %d on the cards, %d of them on the model too, %d on either", cards, both, either)
+	}
+}
+
+// runs writes the request numbers of lost in order as runs of the same
+// reason: "751-1151 hold-buffer-full, 487-494 rtl-not-delivered".
+func runs(lost map[int]string) string {
+	if len(lost) == 0 {
+		return "none"
+	}
+	rs := slices.Sorted(maps.Keys(lost))
+	var out []string
+	lo := rs[0]
+	for j, r := range rs {
+		if j+1 < len(rs) && rs[j+1] == r+1 && lost[rs[j+1]] == lost[r] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d-%d %s", lo, r, lost[r]))
+		if j+1 < len(rs) {
+			lo = rs[j+1]
+		}
+	}
+	return strings.Join(out, ", ")
 }

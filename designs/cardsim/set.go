@@ -246,6 +246,14 @@ func (s *Set) Received(i, p int) []tlp.TLP { return s.cards[i].Received(p) }
 // PortTLPs is how many TLPs port p of card i has sent.
 func (s *Set) PortTLPs(i, p int) uint64 { return s.cards[i].PortTLPs(p) }
 
+// Dropped calls drop for each TLP card i's ports dropped since the last
+// call (Card.Drops), in order.
+func (s *Set) Dropped(i int, drop func(port int, hold bool, word uint64)) {
+	for _, d := range s.cards[i].Drops() {
+		drop(d.Port, d.Hold, d.Word)
+	}
+}
+
 // PortState is port p of card i's link state (0 down, 1 training, 2 up).
 func (s *Set) PortState(i, p int) int { return s.cards[i].PortState(p) }
 

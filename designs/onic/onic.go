@@ -44,6 +44,9 @@ type Options struct {
 	// card its user extended configuration space (a board's block: the
 	// U55C's PCIE4C at 0xE80); zero is PG213's default, 0x480.
 	ExtConfigBase int
+	// DropTaps adds the card's drop taps (card.Parts.DropTaps): outputs
+	// that tell a simulation which TLP each port drops.
+	DropTaps bool
 }
 
 // Design is a built O-NIC design.
@@ -87,6 +90,7 @@ func Build(d *manager.Design, o Options) (*Design, error) {
 		return nil, err
 	}
 	parts.EgressStallCycles = o.EgressStallCycles
+	parts.DropTaps = o.DropTaps
 	if o.ExtConfigBase != 0 && o.ExtConfigBase != 4*pg213.ExtFirstReg {
 		// The block hands the card another user extended space.
 		if parts.ExtSpace, err = pg213.ExtSpaceAt(o.ExtConfigBase); err != nil {

@@ -60,6 +60,7 @@ func classify(r manager.Reason) Outcome {
 type record struct {
 	flow     int32
 	transfer int32
+	n        int32 // its number among its flow's requests, in issue order
 	outcome  Outcome
 	reason   manager.Reason // why it is being failed, if it is
 	left     int32          // read bytes still to come back
@@ -151,8 +152,10 @@ type Cluster struct {
 	// inter-cluster fibres between them (switches.go).
 	switches []mems
 	trunks   map[[2]int]trunk
-	// landed hears of every write that reaches a host (OnLanded).
-	landed func(Landing)
+	// landed hears of every write that reaches a host (OnLanded), and
+	// settled of every request's outcome (OnSettled).
+	landed  func(Landing)
+	settled func(Settled)
 	// hw runs the hardware O-NICs (UseHardware), if any.
 	hw *hw
 	// progress, if set, hears how far Run is.
@@ -244,6 +247,9 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 			why = rec.reason.String()
 		}
 		c.why[why]++
+	}
+	if c.settled != nil {
+		c.tellSettled(rec, why)
 	}
 	j, reason := rec.join-1, rec.reason
 	rec.join = 0
@@ -364,6 +370,9 @@ func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 		pt.blockedAt = now
 	}
 	pt.blockers++
+	if !pt.w.stuckArmed {
+		pt.checkStuck(now)
+	}
 	o.blocked[in], o.stuck[in], o.stuckReady[in] = pt, m, ready
 	// Told when the smallest TLP waiting for the port fits.
 	room := int64(-1)
@@ -483,7 +492,7 @@ func (c *Cluster) light(pr [2]*port) {
 		return
 	}
 	fibre := a.o.cfg.FibreM[a.idx] + c.trunkM(a, b) + b.o.cfg.FibreM[b.idx]
-	l, err := link.New(c.s, link.Config{Plan: a.o.d.Lanes, ClockMHz: min(a.o.d.ClockMHz, b.o.d.ClockMHz), MPS: 256,
+	l, err := link.New(c.s, link.Config{Plan: a.o.d.Lanes, ClockMHz: min(a.o.d.ClockMHz, b.o.d.ClockMHz), MPS: 256, RxWords: link.DefaultRxWords,
 		Propagation:   sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond)),
 		ReplayTimeout: max(a.o.cycles(ReplayCycles), b.o.cycles(ReplayCycles))},
 		onicEnd{a.o, ingress(a.idx)}, onicEnd{b.o, ingress(b.idx)})
@@ -716,7 +725,8 @@ type port struct {
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
-	sent    uint64 // TLPs sent out of it
+	sent    uint64   // TLPs sent out of it
+	lastIn  sim.Time // when the last of them went into its link queue
 	// last is the link it had last (and its end of it), and linkErr the
 	// data link layer's counts on the links before it (linkErrors);
 	// rollovers counts the times REPLAY_NUM rolled over on them.
@@ -829,6 +839,7 @@ func (pt *port) issue(m *msg, ready sim.Time) {
 		return
 	}
 	pt.sent++
+	pt.lastIn = pt.o.c.s.Now()
 	pt.send(m, ready)
 }
 
@@ -841,6 +852,7 @@ func (pt *port) retryTags(ready sim.Time) {
 			break
 		}
 		pt.sent++
+		pt.lastIn = pt.o.c.s.Now()
 		pt.send(m, ready)
 		n++
 	}
@@ -858,7 +870,13 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		pt.issue(m, ready)
 		return
 	}
-	if b := o.beats(&m.t); o.d.Hold && len(pt.hold) < o.d.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
+	// A stalled port's link queue is the front of its hold buffer (the
+	// card has one FIFO for both): what it kept takes room too.
+	tlps, beats := len(pt.hold), pt.holdBeats
+	if pt.state == portUp {
+		tlps, beats = tlps+pt.queued(), beats+int(pt.l.QueuedRoom(pt.side))
+	}
+	if b := o.beats(&m.t); o.d.Hold && tlps < o.d.HoldTLPs && beats+b <= scenario.HoldBeats {
 		pt.hold = append(pt.hold, m)
 		pt.holdBeats += b
 		return

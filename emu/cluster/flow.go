@@ -23,6 +23,7 @@ type flowState struct {
 	base     uint64    // host address of the flow's first transfer
 	issued   int
 	inflight int
+	reqs     int32 // requests issued
 	// xfers are the transfers in flight, by slot; a finished transfer's
 	// slot is reused (free), so a flow's state does not grow with the
 	// run. What outlives a transfer is bounded too: its latency goes into
@@ -206,7 +207,8 @@ func (f *flowState) send(xi int32, q reqs) {
 	c := f.c
 	x := &f.xfers[xi]
 	for ch := range tlp.Chunks(q.addr, q.size, q.max) {
-		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: q.st})
+		r := c.newRec(record{flow: int32(f.idx), transfer: xi, n: f.reqs, left: int32(ch.Size), stage: q.st})
+		f.reqs++
 		x.left++
 		m := c.newMsg()
 		c.attach(m, r)

@@ -34,3 +34,29 @@ func (h *hostNode) land(m *msg) {
 	}
 	c.landed(Landing{Host: h.cfg.Name, From: from, At: c.Now(), Address: m.t.Address, Bytes: int(m.t.Length) * 4, Data: m.t.Data})
 }
+
+// Settled is a request of a flow ending: the flow, its number among the
+// flow's requests in issue order (the same in every run of the scenario,
+// whatever the timing: a transfer's requests are numbered in a row), how
+// it ended and why, and when.
+type Settled struct {
+	Flow    string
+	Request int
+	Outcome Outcome
+	Reason  string // empty when delivered
+	At      time.Duration
+}
+
+// OnSettled makes the cluster call f with each request of a flow as it
+// settles (its outcome in the accounting), in order: how a test holds
+// two runs of a scenario — on the model and on the cards — to ending the
+// same requests the same way.
+func (c *Cluster) OnSettled(f func(Settled)) { c.settled = f }
+
+// tellSettled tells the OnSettled function of request rec ending.
+func (c *Cluster) tellSettled(rec *record, why string) {
+	if rec.outcome == Delivered {
+		why = ""
+	}
+	c.settled(Settled{Flow: c.flows[rec.flow].cfg.Name, Request: int(rec.n), Outcome: rec.outcome, Reason: why, At: c.Now()})
+}

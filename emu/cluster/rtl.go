@@ -61,6 +61,13 @@ type Hardware interface {
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error
 	Quiet() uint64
+	// Dropped calls drop for each TLP with a payload that card's ports
+	// dropped whole before their links since the last call, in order: in
+	// a port's hold buffer (hold, named hold-buffer-full as the model's)
+	// or at its down gate (port-down). word is the first 64 bits of its
+	// payload, least significant byte first: a write the emulator gave
+	// bytes carries its number there (giveBytes), which names the write.
+	Dropped(card int, drop func(port int, hold bool, word uint64))
 }
 
 // hwBatch is how many cycles one event of the hardware's clock runs: a
@@ -89,7 +96,11 @@ type hw struct {
 	// posted are host writes handed to a card, not yet seen landing in a
 	// host's memory, by length and payload hash, oldest first.
 	posted map[uint64][]int32
-	cycles uint64
+	// numbered are the writes of posted that carry their number
+	// (giveBytes), by number: how a card's drop names the write (HWDrop).
+	numbered map[uint64]numberedWrite
+	onDrop   func(port int, hold bool, word uint64) // c.hwDropped
+	cycles   uint64
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
 	seq       uint64 // writes without bytes given bytes (hwReceive)
@@ -114,6 +125,13 @@ const hwTrainCycles = 1280
 // time includes the link's training, which a card does itself (at most
 // bring-up: a card whose training takes longer comes up later).
 func (h *hw) trainLead(bringUp sim.Time) sim.Time { return min(h.train, bringUp) }
+
+// numberedWrite is a write in hw.posted, by the number its bytes carry:
+// its record and its key in posted.
+type numberedWrite struct {
+	rec int32
+	key uint64
+}
 
 // hwRead is a host's read a card owes completions for.
 type hwRead struct {
@@ -171,7 +189,8 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	if err := CheckHardware(c.cfg, x.ONICs()); err != nil {
 		return err
 	}
-	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
+	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}, numbered: map[uint64]numberedWrite{}}
+	h.onDrop = c.hwDropped
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
 	}
@@ -321,7 +340,7 @@ func (c *Cluster) hwLightMixed(pr [2]*port) error {
 	}
 	b := &hwBridge{c: c, card: hp, model: mp, reads: map[uint32]*hwRead{}, cardN: hp.o.hw, port: hp.idx}
 	// (The fibre's delay is in the lane words: the model's link has none.)
-	l, err := link.New(c.s, link.Config{Plan: mp.o.d.Lanes, ClockMHz: mp.o.d.ClockMHz, MPS: 256}, onicEnd{mp.o, ingress(mp.idx)}, b)
+	l, err := link.New(c.s, link.Config{Plan: mp.o.d.Lanes, ClockMHz: mp.o.d.ClockMHz, MPS: 256, RxWords: link.DefaultRxWords}, onicEnd{mp.o, ingress(mp.idx)}, b)
 	if err != nil {
 		return err
 	}
@@ -368,11 +387,11 @@ func (b *hwBridge) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 	c.tlps++
 	m := c.msgs[p.Arg]
 	t := &m.t
-	c.giveBytes(t)
+	seq := c.giveBytes(t)
 	switch {
 	case t.Kind() == tlp.MWr && m.rec >= 0:
 		if !c.intoKernel(c.hwONIC(b.cardN).ports[b.port], m) {
-			h.post(m.rec, writeKey(t))
+			h.postNumbered(m.rec, t, seq)
 		}
 	case t.Kind() == tlp.MRd && m.rec >= 0:
 		key := readKey(t)
@@ -424,7 +443,7 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 	if m.rec >= 0 && c.recs[m.rec].stage == stTaskReg && t.Data == nil {
 		c.taskRegValue(o, m)
 	}
-	c.giveBytes(t)
+	seq := c.giveBytes(t)
 	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
 		if h.x.Complete(o.hw, t) != nil {
@@ -465,7 +484,7 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 			// or, through a kernel, when the bytes it makes of them do,
 			// every write of them.
 			if !c.hwKernelWrite(o, bar, m) {
-				h.post(m.rec, writeKey(t))
+				h.postNumbered(m.rec, t, seq)
 			}
 		}
 	default:
@@ -490,10 +509,10 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 // emulator's own traffic carries none, and a card needs them. A write's
 // are its number in the run, in every 8 bytes, so that its landing is
 // matched to it alone (writeKey); a completion's are zeros, as the
-// host's memory reads.
-func (c *Cluster) giveBytes(t *tlp.TLP) {
+// host's memory reads. It returns the write's number (0: it gave none).
+func (c *Cluster) giveBytes(t *tlp.TLP) uint64 {
 	if !t.Kind().HasData() || t.Data != nil {
-		return
+		return 0
 	}
 	t.Data = make([]byte, int(t.Length)*4)
 	if t.Kind() == tlp.MWr {
@@ -503,7 +522,9 @@ func (c *Cluster) giveBytes(t *tlp.TLP) {
 		for i := 0; i < len(t.Data); i += 8 {
 			copy(t.Data[i:], seq[:]) // (a doorbell's 4 bytes: the low half)
 		}
+		return c.hw.seq
 	}
+	return 0
 }
 
 // matchWrite gives write m, which a card sent on, the record of the
@@ -512,6 +533,11 @@ func (c *Cluster) matchWrite(m *msg) {
 	h := c.hw
 	k := writeKey(&m.t)
 	if q := h.posted[k]; len(q) > 0 {
+		if len(m.t.Data) >= 8 {
+			if n := binary.LittleEndian.Uint64(m.t.Data); h.numbered[n].rec == q[0] {
+				delete(h.numbered, n)
+			}
+		}
 		c.attach(m, q[0])
 		c.unref(q[0])
 		if len(q) == 1 {
@@ -594,6 +620,7 @@ func (h *hw) Handle(*sim.Sim, uint64) {
 		h.cycles++
 		at := now + sim.Time(i+1)*h.period
 		for _, o := range onics {
+			h.x.Dropped(o.hw, h.onDrop)
 			for _, t := range h.x.Out(o.hw) {
 				c.hwEmit(o, t, at)
 			}
@@ -617,6 +644,41 @@ func (h *hw) Handle(*sim.Sim, uint64) {
 		return
 	}
 	c.s.After(hwBatch*h.period, h, 0)
+}
+
+// postNumbered is post for write t of record rec, which giveBytes gave
+// number seq (0: none), so that a card's drop names it.
+func (h *hw) postNumbered(rec int32, t *tlp.TLP, seq uint64) {
+	k := writeKey(t)
+	h.post(rec, k)
+	if seq != 0 && len(t.Data) >= 8 {
+		h.numbered[seq] = numberedWrite{rec: rec, key: k}
+	}
+}
+
+// hwDropped ends the host write a card dropped (d), if it is one the
+// emulator numbered: as the model names such a drop.
+func (c *Cluster) hwDropped(_ int, hold bool, word uint64) {
+	h := c.hw
+	w, ok := h.numbered[word]
+	if !ok {
+		return
+	}
+	delete(h.numbered, word)
+	q := h.posted[w.key]
+	if i := slices.Index(q, w.rec); i >= 0 {
+		if q = slices.Delete(q, i, i+1); len(q) == 0 {
+			delete(h.posted, w.key)
+		} else {
+			h.posted[w.key] = q
+		}
+	}
+	why := "port-down"
+	if hold {
+		why = "hold-buffer-full"
+	}
+	c.settleWhy(w.rec, Dropped, why)
+	c.unref(w.rec)
 }
 
 // hwSettleUnseen ends the host writes the cards took that never landed,
@@ -655,6 +717,7 @@ func (c *Cluster) hwSettleUnseen() {
 		}
 		delete(h.posted, k)
 	}
+	clear(h.numbered)
 }
 
 // hwEmit sends TLP t, which card o sent its host, over o's host link at

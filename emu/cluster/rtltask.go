@@ -120,7 +120,8 @@ func (c *Cluster) taskWrite(o *onicNode, m *msg) {
 		if xi < 0 {
 			return
 		}
-		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(m.t.Length) * 4, stage: st})
+		r := c.newRec(record{flow: int32(f.idx), transfer: xi, n: f.reqs, left: int32(m.t.Length) * 4, stage: st})
+		f.reqs++
 		f.xfers[xi].left++
 		c.attach(m, r)
 		return

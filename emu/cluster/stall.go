@@ -43,10 +43,14 @@ const RetrainCycles = 1024
 // more.
 const ReplayCycles = 2048
 
-// evPortRoom is a port's event (its Handle's argument; 0 is its
-// watchdog's check): its link queue has room for the TLP the O-NIC's
-// pipeline waits to send out of it (NotifyRoom).
-const evPortRoom = 1
+// A port's events besides its watchdog's check (its Handle's argument;
+// 0 is the check): its link queue has room for the TLP the O-NIC's
+// pipeline waits to send out of it (NotifyRoom); a pipeline may have
+// waited for its full egress buffer EgressStallCycles in a row (stuck).
+const (
+	evPortRoom = 1
+	evStuck    = 2
+)
 
 // portFault is a scenario fault at a port's receiving end, in simulated
 // time.
@@ -76,8 +80,10 @@ type watch struct {
 	sentAt   [4]uint64
 	waitedAt [4]sim.Time
 	blocked  sim.Time
-	stalls   uint64 // times the port was stalled
-	retrain  uint64 // times its link went down for want of credits and retrained
+	// stuckArmed: an evStuck check is scheduled.
+	stuckArmed bool
+	stalls     uint64 // times the port was stalled
+	retrain    uint64 // times its link went down for want of credits and retrained
 }
 
 // cycles is n of the O-NIC's clock cycles as simulated time.
@@ -99,7 +105,7 @@ func (pt *port) queued() int {
 func (pt *port) watchFrom(now sim.Time) {
 	if !pt.w.armed {
 		pt.w.sent, pt.w.progress = pt.l.Stats(pt.side).TLPs, now
-		pt.w.checks, pt.w.sentAt[0], pt.w.waitedAt[0] = 0, pt.w.sent, pt.blockedFor(now)
+		pt.w.checks, pt.w.sentAt[0], pt.w.waitedAt[0] = 0, pt.sent, pt.blockedFor(now)
 		pt.arm()
 	}
 }
@@ -158,8 +164,13 @@ func (pt *port) arm() {
 // own): progress since the last check, the stall and credit timeouts,
 // and the end of a stall once the queue has drained.
 func (pt *port) Handle(s *sim.Sim, arg uint64) {
-	if arg == evPortRoom {
+	switch arg {
+	case evPortRoom:
 		pt.o.unblockAll(pt)
+		return
+	case evStuck:
+		pt.w.stuckArmed = false
+		pt.checkStuck(s.Now())
 		return
 	}
 	pt.w.armed = false
@@ -182,17 +193,37 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 	}
 	o := pt.o
 	waited := now - pt.w.progress
-	slow := pt.slow(now, sent)
+	slow := pt.slow(now, pt.sent)
 	switch {
 	case waited >= o.cycles(o.d.CreditTimeoutCycles):
 		pt.retrainLink()
 		return
-	case !pt.w.stalled && (waited >= o.cycles(o.d.EgressStallCycles) || slow):
+	case !pt.w.stalled && slow:
 		pt.stall()
 	}
 	if !pt.w.armed {
 		pt.arm()
 	}
+}
+
+// checkStuck is the stall watch's first rule, as the card's: pipelines
+// that have waited for the port's full egress buffer EgressStallCycles in
+// a row, while it took no TLP (lastIn), the port up and not yet stalled,
+// stall it; one that waits less
+// long has the check come again when it will have. (A TLP that waits in
+// the queue while nothing waits for the queue's room is the link's
+// business: its credit timeout.)
+func (pt *port) checkStuck(now sim.Time) {
+	if pt.l == nil || pt.w.stalled || pt.blockers == 0 {
+		return
+	}
+	at := max(pt.blockedAt, pt.lastIn) + pt.o.cycles(pt.o.d.EgressStallCycles)
+	if now >= at {
+		pt.stall()
+		return
+	}
+	pt.w.stuckArmed = true
+	pt.o.c.s.At(at, pt, evStuck)
 }
 
 // stall makes the port count as down for admission. Like the card's
@@ -236,7 +267,7 @@ func (pt *port) stall() {
 // rule's window starts again.
 func (pt *port) unstall() {
 	pt.w.stalled = false
-	pt.w.checks, pt.w.sentAt[0] = 0, pt.l.Stats(pt.side).TLPs
+	pt.w.checks, pt.w.sentAt[0] = 0, pt.sent
 	pt.w.waitedAt[0] = pt.blockedFor(pt.o.c.s.Now())
 	pt.o.mgr.PortDown[pt.idx] = false
 	pt.flush()
@@ -278,8 +309,10 @@ func (pt *port) faultHold(now sim.Time) sim.Time {
 			hold = max(hold, f.to-now)
 			continue
 		}
+		// (The fault ends at to: what is held then is freed, as the card's
+		// port advertises its own credits again.)
 		pt.w.busy = max(pt.w.busy, now) + f.hold
-		hold = max(hold, pt.w.busy-now)
+		hold = max(hold, min(pt.w.busy, f.to)-now)
 	}
 	return hold
 }

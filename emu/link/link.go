@@ -107,7 +107,21 @@ type Config struct {
 	// ClockMHz is the user clock of the optical link's ends (with Plan;
 	// default 250).
 	ClockMHz float64
+	// RxWords, with Plan, is each end's receive buffer in the optical
+	// link layer's 64-byte words, one pool for every TLP as the RTL's
+	// (optlink's rx_words, docs/hdl.md): a TLP takes the words of its
+	// frame's token, four-DW header slot and payload, and PCIe's credits
+	// per class (Credits) do not apply. Zero keeps Credits.
+	RxWords int
 }
+
+// DefaultRxWords is an optical link end's receive buffer in words, as the
+// RTL's optical link layer has it by default (optlink's rx_words: 16 KiB).
+const DefaultRxWords = 256
+
+// frontDWs is what an optical frame holds before its payload: the token
+// and the four-DW header slot (docs/hdl.md, "The optical link").
+const frontDWs = 5
 
 // wordBytes is the optical link's word: what one of its symbol times
 // carries.
@@ -277,6 +291,10 @@ type Link struct {
 	optical  bool              // timed in the optical link's words (Config.Plan)
 	bufH     [numClasses]int64 // receive buffer sizes (0: infinite)
 	bufD     [numClasses]int64
+	// pooled: one receive buffer of words for every class (RxWords), in
+	// bufD[Posted]; maxCost is what the largest TLP takes of a buffer.
+	pooled   bool
+	maxCost  int64
 	dirs     [2]dir
 	rx       [2]Receiver
 	down     bool
@@ -443,6 +461,19 @@ func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
 	}
 	l.bufH = [numClasses]int64{int64(cr.PH), int64(cr.NPH), int64(cr.CplH)}
 	l.bufD = [numClasses]int64{int64(cr.PD), int64(cr.NPD), int64(cr.CplD)}
+	l.maxCost = int64(c.MPS / 16)
+	if c.RxWords != 0 {
+		if !l.optical || c.RxWords < 0 || c.RxWords > 1<<20 {
+			return nil, fmt.Errorf("link: rx_words %d: an optical link's buffer of 1 to %d words", c.RxWords, 1<<20)
+		}
+		l.pooled = true
+		l.bufH = [numClasses]int64{}
+		l.bufD = [numClasses]int64{Posted: int64(c.RxWords)}
+		l.maxCost = wordsOf(c.MPS)
+		if int64(c.RxWords) < wordsOf(4096) {
+			return nil, fmt.Errorf("link: rx_words %d cannot hold one maximal TLP (%d words)", c.RxWords, wordsOf(4096))
+		}
+	}
 	for d := range l.dirs {
 		l.dirs[d].limitH = l.bufH // the initial advertisement: the whole buffer
 		l.dirs[d].limitD = l.bufD
@@ -587,6 +618,20 @@ func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
 
 func dataCredits(payload int) int64 { return int64(payload+15) / 16 }
 
+// wordsOf is the receive-buffer words an optical frame with payload bytes
+// of payload takes: its token, header slot and payload, in 64-byte words.
+func wordsOf(payload int) int64 { return int64(frontDWs+(payload+3)/4+15) / 16 }
+
+// cost is the class whose credits p takes and its data credits: its own
+// class and dataCredits, or, on a pooled optical link, the pool's and the
+// words of its frame.
+func (l *Link) cost(p *Packet) (Class, int64) {
+	if l.pooled {
+		return Posted, wordsOf(p.Payload)
+	}
+	return p.Class, dataCredits(p.Payload)
+}
+
 // next picks what transmitter side sends next, at time at: DLLPs first,
 // then a TLP of the next class round-robin that is ready and whose credits
 // and replay room allow it. If no TLP is ready yet, the one that will be
@@ -637,10 +682,10 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 			// posted writes may pass both (so nothing deadlocks).
 			continue
 		}
-		if l.bufH[c] != 0 && d.usedH[c]+1 > d.limitH[c] || l.bufD[c] != 0 && d.usedD[c]+dataCredits(p.Payload) > d.limitD[c] {
+		if cc, dc := l.cost(p); l.bufH[cc] != 0 && d.usedH[cc]+1 > d.limitH[cc] || l.bufD[cc] != 0 && d.usedD[cc]+dc > d.limitD[cc] {
 			continue
 		}
-		if d.unacked+int64(p.Bytes+Framing) > int64(l.cfg.ReplayBytes) {
+		if d.unacked+l.frameBytes(p) > int64(l.cfg.ReplayBytes) {
 			if !d.stalled {
 				d.Stats.ReplayStalls++
 				d.stalled = true
@@ -668,8 +713,9 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 		d.room -= int64(p.Room)
 		l.dequeued(d)
 	}
-	d.usedH[c]++
-	d.usedD[c] += dataCredits(p.Payload)
+	cc, dc := l.cost(p)
+	d.usedH[cc]++
+	d.usedD[cc] += dc
 	d.rr = (best + 1) % int(numClasses)
 	d.seq++
 	if bestReady == at {
@@ -732,12 +778,7 @@ func (l *Link) transmit(side int, it item, start int64) int64 {
 	var bytes int64
 	switch it.kind {
 	case itemTLP:
-		bytes = int64(it.p.Bytes + Framing)
-		if l.optical {
-			// The optical frame's header slot holds four DWs whatever the
-			// header's size.
-			bytes += int64(max(0, 16-(it.p.Bytes-it.p.Payload)))
-		}
+		bytes = l.frameBytes(it.p)
 		if it.again {
 			d.Stats.Resent++
 		} else {
@@ -787,6 +828,19 @@ func (l *Link) transmit(side int, it item, start int64) int64 {
 		}
 	}
 	return end
+}
+
+// frameBytes is what p takes on the wire and in the replay buffer: its
+// bytes and Framing; on an optical link, whole words, the frame's header
+// slot holding four DWs whatever the header's size (as the RTL's frame,
+// its LCRC in the last word's last DW).
+func (l *Link) frameBytes(p *Packet) int64 {
+	b := int64(p.Bytes + Framing)
+	if l.optical {
+		b += int64(max(0, 16-(p.Bytes-p.Payload)))
+		b = (b + wordBytes - 1) / wordBytes * wordBytes
+	}
+	return b
 }
 
 // Handle runs the link's events.
@@ -905,7 +959,7 @@ func (l *Link) arrive(side int) {
 		}
 		// The receiver may reuse p (send it on, resized) before it
 		// returns: take its credits first.
-		dc, class := dataCredits(p.Payload), p.Class
+		class, dc := l.cost(p)
 		d.rxUsedH[class]++
 		d.rxUsedD[class] += dc
 		var hold sim.Time
@@ -1018,7 +1072,7 @@ func (l *Link) reject(side int, it item) {
 func (l *Link) free(side int, c Class, dc int64) {
 	d := &l.dirs[side]
 	far := 1 - side
-	wasFull := l.bufH[c] != 0 && d.rxUsedH[c] >= l.bufH[c] || l.bufD[c] != 0 && d.rxUsedD[c]+int64(l.cfg.MPS/16) > l.bufD[c]
+	wasFull := l.bufH[c] != 0 && d.rxUsedH[c] >= l.bufH[c] || l.bufD[c] != 0 && d.rxUsedD[c]+l.maxCost > l.bufD[c]
 	d.rxUsedH[c]--
 	d.rxUsedD[c] -= dc
 	if l.bufH[c] == 0 && l.bufD[c] == 0 {

@@ -2,6 +2,7 @@ package link
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"onic/emu/sim"
@@ -61,4 +62,51 @@ func absDiff(a, b sim.Time) sim.Time {
 		return a - b
 	}
 	return b - a
+}
+
+// TestOpticalRxWords: an optical link with RxWords has one receive
+// buffer of 64-byte words for every TLP, as the RTL's optical link
+// advertises (docs/hdl.md): a receiver that holds its TLPs open takes
+// as many as their frames' token, header slot and payload words fit,
+// whatever their classes — 256-byte writes five words each, header-only
+// reads one — and releases let the next in.
+func TestOpticalRxWords(t *testing.T) {
+	const words = 100
+	for _, tc := range []struct {
+		name string
+		pkts []Packet
+		want int
+	}{
+		{"256-byte writes", []Packet{{Class: Posted, Bytes: 16 + 256, Payload: 256}}, words / 5},
+		{"64-byte writes", []Packet{{Class: Posted, Bytes: 16 + 64, Payload: 64}}, words / 2},
+		{"reads and writes", []Packet{{Class: NonPosted, Bytes: 16}, {Class: Posted, Bytes: 16 + 256, Payload: 256}}, 2 * words / 6},
+	} {
+		s, l, _, b := newLink(t, Config{Plan: lanes.Presets[0], MPS: 256, RxWords: words})
+		b.hold = HoldOpen
+		for i := range 200 {
+			p := tc.pkts[i%len(tc.pkts)]
+			l.Send(0, &p)
+		}
+		s.Run(50 * sim.Microsecond)
+		if len(b.at) != tc.want {
+			t.Errorf("%s: %d TLPs in a buffer of %d words, want %d", tc.name, len(b.at), words, tc.want)
+		}
+		// (Two releases: the first of the reads and writes frees one word,
+		// too few for the write next in line.)
+		l.Release(1, l.Epoch(), 0)
+		l.Release(1, l.Epoch(), 0)
+		s.Run(100 * sim.Microsecond)
+		if len(b.at) <= tc.want {
+			t.Errorf("%s: releases let nothing in (%d TLPs)", tc.name, len(b.at))
+		}
+	}
+	s := sim.New(0)
+	for _, c := range []Config{
+		{Gen: 3, Lanes: 16, MPS: 256, RxWords: 100},     // (not optical)
+		{Plan: lanes.Presets[0], MPS: 256, RxWords: 64}, // (less than a 4 KiB frame's 65 words)
+	} {
+		if _, err := New(s, c, nil, nil); err == nil || !strings.Contains(err.Error(), "rx_words") {
+			t.Errorf("%+v: %v, want an rx_words error", c, err)
+		}
+	}
 }

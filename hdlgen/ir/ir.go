@@ -1009,12 +1009,12 @@ func (m *Module) Inline(prefix string, sub *Module, inputs map[string]Value) map
 	return outs
 }
 
-// inputIndex is the node of sub's input name, or -1.
 // HasInput reports whether m has an input port named name (a generator
 // whose ports depend on its configuration: a manager with stand-ins takes
 // s_host_tlp_func).
 func (m *Module) HasInput(name string) bool { return m.inputIndex(name) >= 0 }
 
+// inputIndex is the node of m's input name, or -1.
 func (m *Module) inputIndex(name string) int {
 	for _, p := range m.ports {
 		if !p.Output && p.Name == name {

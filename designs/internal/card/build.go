@@ -57,6 +57,12 @@ type Parts struct {
 	// before the card treats the port as down for admission
 	// (egressStall); 0 is DefaultEgressStallCycles.
 	EgressStallCycles int
+	// DropTaps adds, for a simulation that must know which TLP a port's
+	// hold buffer or down gate drops (the emulator's RTL backend,
+	// designs/cardsim), outputs <port>_hold_tap and <port>_down_tap with
+	// the first 64 bits of the dropped TLP's payload (dropWhole). A card
+	// for a board leaves them out.
+	DropTaps bool
 	// RegisterBAR is the BAR of the O-NIC's registers (the manager's
 	// configuration's register_bar): a host write to it fences the host
 	// stream (Build).
@@ -71,13 +77,16 @@ type Parts struct {
 // Without it such a TLP would wait at the link, and the pipeline behind
 // it, until the port came back. A TLP that started while the link was up
 // goes on whole.
-func downGate(m *ir.Module, port string, in tlpbus.Stream, up ir.Value) tlpbus.Stream {
-	return dropWhole(m, port+"_down", in, m.Not(up))
+func downGate(m *ir.Module, port string, in tlpbus.Stream, up ir.Value, tap bool) tlpbus.Stream {
+	return dropWhole(m, port+"_down", in, m.Not(up), tap)
 }
 
 // dropWhole passes in on but drops whole the TLPs for which dropAtSop is
 // 1 on their first beat, counting them in the output <name>s (32 bits).
-func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value) tlpbus.Stream {
+// With tap, it also tells a simulation which TLP it drops (Parts.DropTaps):
+// <name>_tap is 1 in the cycle a TLP with a payload is dropped, whose
+// first 64 bits of payload <name>_tap_word shows.
+func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value, tap bool) tlpbus.Stream {
 	ir.Helper()
 	dropping := m.Reg(name+"_dropping", 1, 0)
 	drop := m.Named(name+"_drop", m.Mux(in.SOP, dropAtSop, dropping))
@@ -91,6 +100,11 @@ func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value) 
 	m.SetNext(drops, m.SatAddU(drops, m.Const(32, 1)))
 	m.SetEnable(drops, m.And(m.And(in.Valid, in.SOP), drop))
 	m.Output(name+"_drops", drops)
+	if tap {
+		f := tlphdr.Decode(m, "", in.Hdr)
+		m.Output(name+"_tap", m.And(m.And(in.Valid, in.SOP), m.And(drop, f.HasData)))
+		m.Output(name+"_tap_word", m.Slice(in.Data, 0, 64))
+	}
 	return out
 }
 
@@ -109,7 +123,7 @@ func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value) 
 // the buffer is free: half its beats and half its hold_tlps (with only
 // the beats, a buffer full of small TLPs would count as drained at once,
 // and a stalled port would take traffic again only to stall again).
-func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value, holdTLPs int) (out tlpbus.Stream, halfFree ir.Value) {
+func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value, holdTLPs int, tap bool) (out tlpbus.Stream, halfFree ir.Value) {
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
 	// The beats a TLP takes (its payload's, a keep bit's DW each; one
@@ -127,7 +141,7 @@ func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value,
 	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
 	queued := m.Reg(port+"_hold_tlps", cb, 0)
 	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
-	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(admit), m.Not(room)))
+	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(admit), m.Not(room)), tap)
 	// A TLP starts into the buffer only when all of it fits, also while
 	// the port admits: one half in would wait for room that only the link
 	// can make, and a port that stalls meanwhile could neither drop the
@@ -676,9 +690,9 @@ func Build(name string, p Parts) *ir.Module {
 		merged := egress
 		var released ir.Value
 		if p.HoldTLPs > 0 {
-			egress, released = holdBuffer(m, pt.Prefix, egress, admit(pt.Prefix), up(pt.Prefix), p.HoldTLPs)
+			egress, released = holdBuffer(m, pt.Prefix, egress, admit(pt.Prefix), up(pt.Prefix), p.HoldTLPs, p.DropTaps)
 		} else {
-			egress = downGate(m, pt.Prefix, egress, admit(pt.Prefix))
+			egress = downGate(m, pt.Prefix, egress, admit(pt.Prefix), p.DropTaps)
 			// Released once the link has been ready 256 cycles in a row.
 			run := m.Reg(pt.Prefix+"_ready_run", 8, 0)
 			m.SetNext(run, m.Mux(egress.Ready, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
