@@ -111,11 +111,19 @@ func TestFaultsAgainstModel(t *testing.T) {
 	// Each side's writes that did not arrive, by flow and request number
 	// (cluster.Settled: the same numbers on both), and why.
 	var lost [2]map[string]map[int]string
+	// A write lost is ended, on both, before a later write of its flow
+	// lands: the flow goes on from it as on the model (not once the cards
+	// are quiet). (landed: each flow's highest request number landed.)
 	runOn := func(side int, cl *cluster.Cluster) cluster.Report {
 		lost[side] = map[string]map[int]string{}
+		landed := map[string]int{}
 		cl.OnSettled(func(s cluster.Settled) {
 			if s.Outcome == cluster.Delivered {
+				landed[s.Flow] = max(landed[s.Flow], s.Request)
 				return
+			}
+			if l, ok := landed[s.Flow]; ok && l > s.Request {
+				t.Errorf("side %d: %s's write %d was ended as lost at %v, after its write %d landed", side, s.Flow, s.Request, s.At, l)
 			}
 			if lost[side][s.Flow] == nil {
 				lost[side][s.Flow] = map[int]string{}

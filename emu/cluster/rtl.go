@@ -99,8 +99,13 @@ type hw struct {
 	// numbered are the writes of posted that carry their number
 	// (giveBytes), by number: how a card's drop names the write (HWDrop).
 	numbered map[uint64]numberedWrite
-	onDrop   func(port int, hold bool, word uint64) // c.hwDropped
-	cycles   uint64
+	// inOrder are, for each flow whose writes all take one path (its
+	// window's port: ordered), the numbers of its writes not yet landed,
+	// oldest first: a write that lands ends those before it, which were
+	// lost on the way (PCIe §2.4.1: posted writes do not pass each other).
+	inOrder map[int32][]uint64
+	onDrop  func(port int, hold bool, word uint64) // c.hwDropped
+	cycles  uint64
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
 	seq       uint64 // writes without bytes given bytes (hwReceive)
@@ -189,7 +194,8 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	if err := CheckHardware(c.cfg, x.ONICs()); err != nil {
 		return err
 	}
-	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}, numbered: map[uint64]numberedWrite{}}
+	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}, numbered: map[uint64]numberedWrite{},
+		inOrder: map[int32][]uint64{}}
 	h.onDrop = c.hwDropped
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
@@ -536,6 +542,7 @@ func (c *Cluster) matchWrite(m *msg) {
 		if len(m.t.Data) >= 8 {
 			if n := binary.LittleEndian.Uint64(m.t.Data); h.numbered[n].rec == q[0] {
 				delete(h.numbered, n)
+				c.landedInOrder(c.recs[q[0]].flow, n)
 			}
 		}
 		c.attach(m, q[0])
@@ -647,12 +654,54 @@ func (h *hw) Handle(*sim.Sim, uint64) {
 }
 
 // postNumbered is post for write t of record rec, which giveBytes gave
-// number seq (0: none), so that a card's drop names it.
+// number seq (0: none), so that a card's drop names it, and so that, if
+// its flow's writes keep their order (ordered), a later one's landing
+// does.
 func (h *hw) postNumbered(rec int32, t *tlp.TLP, seq uint64) {
 	k := writeKey(t)
 	h.post(rec, k)
 	if seq != 0 && len(t.Data) >= 8 {
 		h.numbered[seq] = numberedWrite{rec: rec, key: k}
+		r := &h.c.recs[rec]
+		if f := h.c.flows[r.flow]; r.stage == stPlain && f.ordered() {
+			h.inOrder[r.flow] = append(h.inOrder[r.flow], seq)
+		}
+	}
+}
+
+// ordered says whether the flow's writes all take one path, so that they
+// land in the order they were sent or not at all: plain writes, all
+// within one direct window of its O-NIC that sends them out of a port.
+func (f *flowState) ordered() bool {
+	if f.cfg.Op != "write" || f.soft {
+		return false
+	}
+	bar := f.onic.fn.BARAddress(2)
+	for _, w := range f.onic.cfg.Manager.Translation.Windows {
+		if w.BAR == 2 && !w.Disabled && !w.Multicast && w.FailoverEgress == "" && (w.Egress == "port-a" || w.Egress == "port-b") &&
+			f.base >= bar+w.Offset && f.base-bar-w.Offset+f.cfg.Span <= w.Size {
+			return true
+		}
+	}
+	return false
+}
+
+// landedInOrder ends, when numbered write seq of flow fl lands, the
+// flow's writes sent before it that have not: lost on the way — on a link
+// that went down, say — as nothing else reorders them.
+func (c *Cluster) landedInOrder(fl int32, seq uint64) {
+	h := c.hw
+	q := h.inOrder[fl]
+	n := 0
+	for ; n < len(q) && q[n] <= seq; n++ {
+		if w, ok := h.numbered[q[n]]; ok && q[n] < seq {
+			c.hwLost(q[n], w, "rtl-not-delivered")
+		}
+	}
+	if n == len(q) {
+		delete(h.inOrder, fl)
+	} else {
+		h.inOrder[fl] = q[n:]
 	}
 }
 
@@ -664,7 +713,18 @@ func (c *Cluster) hwDropped(_ int, hold bool, word uint64) {
 	if !ok {
 		return
 	}
-	delete(h.numbered, word)
+	why := "port-down"
+	if hold {
+		why = "hold-buffer-full"
+	}
+	c.hwLost(word, w, why)
+}
+
+// hwLost ends numbered write seq (w), which a card dropped or lost, as
+// dropped for why.
+func (c *Cluster) hwLost(seq uint64, w numberedWrite, why string) {
+	h := c.hw
+	delete(h.numbered, seq)
 	q := h.posted[w.key]
 	if i := slices.Index(q, w.rec); i >= 0 {
 		if q = slices.Delete(q, i, i+1); len(q) == 0 {
@@ -672,10 +732,6 @@ func (c *Cluster) hwDropped(_ int, hold bool, word uint64) {
 		} else {
 			h.posted[w.key] = q
 		}
-	}
-	why := "port-down"
-	if hold {
-		why = "hold-buffer-full"
 	}
 	c.settleWhy(w.rec, Dropped, why)
 	c.unref(w.rec)
@@ -718,6 +774,7 @@ func (c *Cluster) hwSettleUnseen() {
 		delete(h.posted, k)
 	}
 	clear(h.numbered)
+	clear(h.inOrder)
 }
 
 // hwEmit sends TLP t, which card o sent its host, over o's host link at
