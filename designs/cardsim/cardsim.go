@@ -27,6 +27,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
 	"onic/pcie/lanes"
+	pmgr "onic/pcie/manager"
 	"onic/pcie/pg213"
 	"onic/tlp"
 )
@@ -115,12 +116,14 @@ type Card struct {
 	drops []Drop
 }
 
-// Drop is a TLP with a payload that a port of the card dropped whole
-// before its link: its hold buffer, full while the port did not admit
-// (Hold), or its down gate (fail policy, the port down).
+// Drop is a TLP with a payload that the card dropped: a port's, whole
+// before its link — its hold buffer, full while the port did not admit
+// (Hold), or its down gate (fail policy, the port down) — or the
+// manager's (Port -1), a host TLP it failed for Reason.
 type Drop struct {
-	Port int
-	Hold bool
+	Port   int
+	Hold   bool
+	Reason pmgr.Reason
 	// Word is the first 64 bits of its payload, least significant byte
 	// first (the emulator's own writes carry their number there).
 	Word uint64
@@ -235,6 +238,8 @@ type ports struct {
 	// the card has) and tapWord their payload words.
 	taps, tapWord [Ports]sim.Port
 	tapHold       bool
+	// hostTap, hostWord and hostReason are the manager's drop tap.
+	hostTap, hostWord, hostReason sim.Port
 }
 
 // New builds and resets the card for c.
@@ -249,7 +254,9 @@ func New(c Config) (*Card, error) {
 	if o.DataWidth != 512 {
 		return nil, fmt.Errorf("%s.data_width: %d bits; the card's PCIE4 adapters take 512", c.Where, o.DataWidth)
 	}
-	d, err := manager.Build(onic.ManagerConfig(o))
+	mc := onic.ManagerConfig(o)
+	mc.DropTap = true
+	d, err := manager.Build(mc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
@@ -329,6 +336,7 @@ func (k *Card) resolve() error {
 		}
 		p.taps[i], p.tapWord[i] = port(tap), port(tap+"_word")
 	}
+	p.hostTap, p.hostWord, p.hostReason = port("host_drop_tap"), port("host_drop_tap_word"), port("host_drop_tap_reason")
 	return err
 }
 
@@ -529,6 +537,9 @@ func (k *Card) Cycle() error {
 			k.state[i], active = st, true
 		}
 		up := st == optlink.StateUp
+		if i == 0 && s.Read(p.hostTap)[0]&1 == 1 {
+			k.drops = append(k.drops, Drop{Port: -1, Reason: pmgr.Reason(s.Read(p.hostReason)[0]), Word: s.Read(p.hostWord)[0]})
+		}
 		if s.Read(p.taps[i])[0]&1 == 1 {
 			k.drops = append(k.drops, Drop{Port: i, Hold: p.tapHold, Word: s.Read(p.tapWord[i])[0]})
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"onic/emu/scenario"
+	pmgr "onic/pcie/manager"
 	"onic/tlp"
 )
 
@@ -248,9 +249,9 @@ func (s *Set) PortTLPs(i, p int) uint64 { return s.cards[i].PortTLPs(p) }
 
 // Dropped calls drop for each TLP card i's ports dropped since the last
 // call (Card.Drops), in order.
-func (s *Set) Dropped(i int, drop func(port int, hold bool, word uint64)) {
+func (s *Set) Dropped(i int, drop func(port int, hold bool, reason pmgr.Reason, word uint64)) {
 	for _, d := range s.cards[i].Drops() {
-		drop(d.Port, d.Hold, d.Word)
+		drop(d.Port, d.Hold, d.Reason, d.Word)
 	}
 }
 

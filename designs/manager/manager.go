@@ -84,6 +84,13 @@ type Config struct {
 	// requester's proxy ID, as the model's does; none is held while the
 	// port is down.
 	StandIns []StandIn
+	// DropTap adds, for a simulation that must know which host TLP the
+	// manager failed (the emulator's RTL backend: the card's drop taps),
+	// the outputs drop_tap (1 in the cycle a failed posted TLP with a
+	// payload leaves the pipeline), drop_tap_word (the first 64 bits of
+	// its payload) and drop_tap_reason (its reason, REASON_*). A manager
+	// for a board leaves them out.
+	DropTap bool
 }
 
 // StandIn is a stand-in function for a lent device.
@@ -1070,6 +1077,12 @@ func (p *pipe) counters(d decision) {
 		}
 		m.SetEnable(cnt, m.And(fire, hit))
 		counts = append(counts, cnt)
+	}
+	if p.c.DropTap {
+		f := tlphdr.Decode(m, "", d.hdrPrimary)
+		m.Output("drop_tap", m.And(fire, m.And(m.Eq(d.act, p.action(actDrop)), f.HasData)))
+		m.Output("drop_tap_word", m.Slice(d.s4.Data, 0, 64))
+		m.Output("drop_tap_reason", d.reason)
 	}
 	p.axiRead(p.ax, p.portDown, counts)
 }

@@ -373,6 +373,9 @@ func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 	if !pt.w.stuckArmed {
 		pt.checkStuck(now)
 	}
+	if pt.blockers == 1 {
+		pt.slowWatch(now)
+	}
 	o.blocked[in], o.stuck[in], o.stuckReady[in] = pt, m, ready
 	// Told when the smallest TLP waiting for the port fits.
 	room := int64(-1)
@@ -381,7 +384,7 @@ func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 			room = max(room, int64(scenario.HoldBeats-o.beats(&o.stuck[k].t)))
 		}
 	}
-	if pt.queued()+1 > o.d.HoldTLPs {
+	if pt.queued()+1 > o.egressTLPs() {
 		room = min(room, pt.l.QueuedRoom(pt.side)-1) // a TLP sent frees one
 	}
 	pt.l.NotifyRoom(pt.side, room, pt, evPortRoom)

@@ -12,6 +12,7 @@ import (
 	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/kernels"
+	"onic/pcie/manager"
 	"onic/tlp"
 )
 
@@ -61,13 +62,15 @@ type Hardware interface {
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error
 	Quiet() uint64
-	// Dropped calls drop for each TLP with a payload that card's ports
-	// dropped whole before their links since the last call, in order: in
-	// a port's hold buffer (hold, named hold-buffer-full as the model's)
-	// or at its down gate (port-down). word is the first 64 bits of its
-	// payload, least significant byte first: a write the emulator gave
-	// bytes carries its number there (giveBytes), which names the write.
-	Dropped(card int, drop func(port int, hold bool, word uint64))
+	// Dropped calls drop for each TLP with a payload that card dropped
+	// since the last call, in order: a port's (port 0 or 1), whole before
+	// its link, in its hold buffer (hold, named hold-buffer-full as the
+	// model's) or at its down gate (port-down); or its manager's (port
+	// -1), a host TLP it failed for reason. word is the first 64 bits of
+	// its payload, least significant byte first: a write the emulator
+	// gave bytes carries its number there (giveBytes), which names the
+	// write.
+	Dropped(card int, drop func(port int, hold bool, reason manager.Reason, word uint64))
 }
 
 // hwBatch is how many cycles one event of the hardware's clock runs: a
@@ -104,7 +107,7 @@ type hw struct {
 	// oldest first: a write that lands ends those before it, which were
 	// lost on the way (PCIe §2.4.1: posted writes do not pass each other).
 	inOrder map[int32][]uint64
-	onDrop  func(port int, hold bool, word uint64) // c.hwDropped
+	onDrop  func(port int, hold bool, reason manager.Reason, word uint64) // c.hwDropped
 	cycles  uint64
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
@@ -705,12 +708,22 @@ func (c *Cluster) landedInOrder(fl int32, seq uint64) {
 	}
 }
 
-// hwDropped ends the host write a card dropped (d), if it is one the
-// emulator numbered: as the model names such a drop.
-func (c *Cluster) hwDropped(_ int, hold bool, word uint64) {
+// hwDropped ends the host write a card dropped (Hardware.Dropped), if it
+// is one the emulator numbered, as the model ends such a drop: a port's
+// as hold-buffer-full or port-down, the manager's by its reason (a
+// denied write is denied).
+func (c *Cluster) hwDropped(port int, hold bool, reason manager.Reason, word uint64) {
 	h := c.hw
 	w, ok := h.numbered[word]
 	if !ok {
+		return
+	}
+	if port < 0 {
+		delete(h.numbered, word)
+		h.unpost(w)
+		c.recs[w.rec].reason = reason
+		c.settle(w.rec, classify(reason))
+		c.unref(w.rec)
 		return
 	}
 	why := "port-down"
@@ -723,8 +736,14 @@ func (c *Cluster) hwDropped(_ int, hold bool, word uint64) {
 // hwLost ends numbered write seq (w), which a card dropped or lost, as
 // dropped for why.
 func (c *Cluster) hwLost(seq uint64, w numberedWrite, why string) {
-	h := c.hw
-	delete(h.numbered, seq)
+	delete(c.hw.numbered, seq)
+	c.hw.unpost(w)
+	c.settleWhy(w.rec, Dropped, why)
+	c.unref(w.rec)
+}
+
+// unpost takes numbered write w out of posted.
+func (h *hw) unpost(w numberedWrite) {
 	q := h.posted[w.key]
 	if i := slices.Index(q, w.rec); i >= 0 {
 		if q = slices.Delete(q, i, i+1); len(q) == 0 {
@@ -733,8 +752,6 @@ func (c *Cluster) hwLost(seq uint64, w numberedWrite, why string) {
 			h.posted[w.key] = q
 		}
 	}
-	c.settleWhy(w.rec, Dropped, why)
-	c.unref(w.rec)
 }
 
 // hwSettleUnseen ends the host writes the cards took that never landed,

@@ -48,9 +48,17 @@ const ReplayCycles = 2048
 // pipeline waits to send out of it (NotifyRoom); a pipeline may have
 // waited for its full egress buffer EgressStallCycles in a row (stuck).
 const (
-	evPortRoom = 1
-	evStuck    = 2
+	evPortRoom  = 1
+	evStuck     = 2
+	evRelease   = 3
+	evSlow      = 4 // the slow rule's window may have reached half its waiting
+	evWindowEnd = 5 // the slow rule's window ends
 )
+
+// releaseCycles is how often a stalled port looks whether it may take
+// traffic again: the card's fail policy releases a port whose link has
+// been ready 256 cycles in a row.
+const releaseCycles = 256
 
 // portFault is a scenario fault at a port's receiving end, in simulated
 // time.
@@ -72,14 +80,18 @@ type watch struct {
 	// busy is when a slow fault's receiver returns its last credit.
 	busy   sim.Time
 	faults []portFault
-	// The slow rule's window: the checks since the watch started, and
-	// per check (modulo 4) the link's TLPs sent then and how long the
-	// pipeline had waited for the port's full egress buffer by then
-	// (blocked, the total up to the last time it stopped waiting).
-	checks   int
-	sentAt   [4]uint64
-	waitedAt [4]sim.Time
-	blocked  sim.Time
+	// The slow rule's window, as the card's: it starts as a pipeline
+	// starts to wait for the port's full egress buffer (or as the one
+	// before ends while one waits) and lasts EgressStallCycles; then the
+	// total time pipelines had waited (blocked, up to the last time they
+	// stopped) and the TLPs sent into the port.
+	win        bool
+	slowAt     sim.Time // when an evSlow is due (0: none): one at a time
+	winStart   sim.Time
+	winBlocked sim.Time
+	winSent    uint64
+	winLink    uint64 // the link's TLPs sent at the window's start
+	blocked    sim.Time
 	// stuckArmed: an evStuck check is scheduled.
 	stuckArmed bool
 	stalls     uint64 // times the port was stalled
@@ -105,7 +117,6 @@ func (pt *port) queued() int {
 func (pt *port) watchFrom(now sim.Time) {
 	if !pt.w.armed {
 		pt.w.sent, pt.w.progress = pt.l.Stats(pt.side).TLPs, now
-		pt.w.checks, pt.w.sentAt[0], pt.w.waitedAt[0] = 0, pt.sent, pt.blockedFor(now)
 		pt.arm()
 	}
 }
@@ -120,28 +131,70 @@ func (pt *port) blockedFor(now sim.Time) sim.Time {
 	return t
 }
 
-// slow takes the slow rule's sample at a check: it reports whether, over
-// the last four checks (a window), or since the watch started if it has
-// not run a window yet, the pipeline waited for the port's full egress
-// buffer half a window or more while fewer than SlowTLPs TLPs were sent.
-func (pt *port) slow(now sim.Time, sent uint64) bool {
+// slowWatch is the slow rule, as the card's: pipelines that wait for the
+// port's full egress buffer half of a window of EgressStallCycles while
+// fewer than SlowTLPs TLPs went into it in the window stall the port.
+// A window starts as a pipeline starts to wait (block calls this then);
+// slowWatch looks when the waiting would reach half the window if it went
+// on, and evWindowEnd starts the next window if one still waits.
+func (pt *port) slowWatch(now sim.Time) {
 	o := pt.o
-	waited := pt.blockedFor(now)
-	pt.w.checks++
-	k := pt.w.checks % 4
-	then, waitedThen := pt.w.sentAt[k], pt.w.waitedAt[k]
-	if pt.w.checks < 4 {
-		// (when the watch started)
-		then, waitedThen = pt.w.sentAt[0], pt.w.waitedAt[0]
+	if pt.l == nil || pt.w.stalled {
+		return
 	}
-	pt.w.sentAt[k], pt.w.waitedAt[k] = sent, waited
-	return waited-waitedThen >= o.cycles(o.d.EgressStallCycles)/2 && sent-then < uint64(manager.SlowTLPs(o.d.EgressStallCycles))
+	window := o.cycles(o.d.EgressStallCycles)
+	if !pt.w.win {
+		pt.w.win, pt.w.winStart, pt.w.winBlocked, pt.w.winSent = true, now, pt.blockedFor(now), pt.sent
+		pt.w.winLink = pt.l.Stats(pt.side).TLPs
+		o.c.s.At(now+window, pt, evWindowEnd)
+	}
+	waited := pt.blockedFor(now) - pt.w.winBlocked
+	if waited >= window/2 {
+		// (TLPs sent on the link count too: traffic held through a
+		// reflash, or a kernel's output, may fill the queue past the
+		// hold buffer, which then drains at the link's pace while nothing
+		// goes in; the card's buffer, never fuller, takes one TLP for
+		// each that leaves.)
+		least := uint64(manager.SlowTLPs(o.d.EgressStallCycles))
+		if pt.sent-pt.w.winSent < least && pt.l.Stats(pt.side).TLPs-pt.w.winLink < least {
+			pt.stall()
+		}
+		return
+	}
+	// (A later look is never due before one already due: the waiting
+	// grows no faster than time.)
+	if at := now + window/2 - waited; pt.blockers > 0 && at < pt.w.winStart+window && pt.w.slowAt == 0 {
+		pt.w.slowAt = at
+		o.c.s.At(at, pt, evSlow)
+	}
+}
+
+// windowEnd ends the slow rule's window; the next starts at once if a
+// pipeline still waits.
+func (pt *port) windowEnd(now sim.Time) {
+	if !pt.w.win || now < pt.w.winStart+pt.o.cycles(pt.o.d.EgressStallCycles) {
+		return // (a window of before a stall, or a new one)
+	}
+	pt.w.win = false
+	if pt.blockers > 0 {
+		pt.slowWatch(now)
+	}
 }
 
 // full says whether the port's egress buffer (its link queue, counted as
 // the card's hold buffer counts) lacks room for one more TLP of beats.
 func (pt *port) full(beats int) bool {
-	return pt.queued()+1 > pt.o.d.HoldTLPs || pt.l.QueuedRoom(pt.side)+int64(beats) > scenario.HoldBeats
+	return pt.queued()+1 > pt.o.egressTLPs() || pt.l.QueuedRoom(pt.side)+int64(beats) > scenario.HoldBeats
+}
+
+// egressTLPs is how many TLPs the port's link queue holds at most, as
+// the card's egress buffer: the hold buffer's hold_tlps under hold, and
+// under fail manager.FailEgressTLPs, the card's one-TLP-at-a-time buffer.
+func (o *onicNode) egressTLPs() int {
+	if o.d.Hold {
+		return o.d.HoldTLPs
+	}
+	return manager.FailEgressTLPs
 }
 
 // drained says whether a stalled port may take traffic again: once its
@@ -151,6 +204,21 @@ func (pt *port) full(beats int) bool {
 func (pt *port) drained() bool {
 	return pt.queued() == 0 || pt.o.d.Hold && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2 &&
 		pt.queued()+len(pt.hold) <= pt.o.d.HoldTLPs/2
+}
+
+// released says whether a stalled port may take traffic again, as the
+// card's is released: under hold, once half its hold buffer is free
+// (drained); under fail, once its queue is empty and its link could send
+// a full-sized write — its partner takes TLPs again (a queue emptied by
+// the stall is not enough: the card's link keeps the TLP it had taken,
+// and is not ready until the partner returns credits).
+func (pt *port) released() bool {
+	if pt.o.d.Hold {
+		return pt.drained()
+	}
+	n := pt.l.Config().MPS
+	mps := link.Packet{Class: link.Posted, Bytes: 16 + n, Payload: n}
+	return pt.queued() == 0 && pt.l.CanTake(pt.side, &mps)
 }
 
 // arm schedules the watchdog's next check.
@@ -172,6 +240,23 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 		pt.w.stuckArmed = false
 		pt.checkStuck(s.Now())
 		return
+	case evSlow:
+		pt.w.slowAt = 0
+		pt.slowWatch(s.Now())
+		return
+	case evWindowEnd:
+		pt.windowEnd(s.Now())
+		return
+	case evRelease:
+		if pt.l == nil || !pt.w.stalled {
+			return
+		}
+		if pt.released() {
+			pt.unstall()
+			return
+		}
+		pt.o.c.s.After(pt.o.cycles(releaseCycles), pt, evRelease)
+		return
 	}
 	pt.w.armed = false
 	if pt.l == nil {
@@ -182,7 +267,7 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 	if sent != pt.w.sent {
 		pt.w.sent, pt.w.progress = sent, now
 	}
-	if pt.w.stalled && pt.drained() {
+	if pt.w.stalled && pt.released() {
 		pt.unstall()
 		if pt.w.armed {
 			return // what it held, sent, started the watch again
@@ -193,13 +278,10 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 	}
 	o := pt.o
 	waited := now - pt.w.progress
-	slow := pt.slow(now, pt.sent)
 	switch {
 	case waited >= o.cycles(o.d.CreditTimeoutCycles):
 		pt.retrainLink()
 		return
-	case !pt.w.stalled && slow:
-		pt.stall()
 	}
 	if !pt.w.armed {
 		pt.arm()
@@ -234,6 +316,7 @@ func (pt *port) stall() {
 	o, c := pt.o, pt.o.c
 	pt.w.stalled = true
 	pt.w.stalls++
+	c.s.After(o.cycles(releaseCycles), pt, evRelease)
 	o.mgr.PortDown[pt.idx] = true
 	keep, why := 0, "port-down"
 	if o.d.Hold {
@@ -267,8 +350,7 @@ func (pt *port) stall() {
 // rule's window starts again.
 func (pt *port) unstall() {
 	pt.w.stalled = false
-	pt.w.checks, pt.w.sentAt[0] = 0, pt.sent
-	pt.w.waitedAt[0] = pt.blockedFor(pt.o.c.s.Now())
+	pt.w.win = false
 	pt.o.mgr.PortDown[pt.idx] = false
 	pt.flush()
 }

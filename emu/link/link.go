@@ -830,6 +830,19 @@ func (l *Link) transmit(side int, it item, start int64) int64 {
 	return end
 }
 
+// CanTake says whether the transmitter at end side could send p now, as
+// far as the far end's credits and its own replay buffer go: a port that
+// watches whether its partner takes TLPs again (the card's link is ready
+// when its input slice has room, which a TLP waiting for credits takes).
+func (l *Link) CanTake(side int, p *Packet) bool {
+	d := &l.dirs[side]
+	cc, dc := l.cost(p)
+	if l.down || l.bufH[cc] != 0 && d.usedH[cc]+1 > d.limitH[cc] || l.bufD[cc] != 0 && d.usedD[cc]+dc > d.limitD[cc] {
+		return false
+	}
+	return d.unacked+l.frameBytes(p) <= int64(l.cfg.ReplayBytes)
+}
+
 // frameBytes is what p takes on the wire and in the replay buffer: its
 // bytes and Framing; on an optical link, whole words, the frame's header
 // slot holding four DWs whatever the header's size (as the RTL's frame,

@@ -259,7 +259,11 @@ const (
 	// room for (64 KiB of block RAM a port at 512 bits): a TLP is held
 	// only while both allow.
 	DefaultHoldTLPs = 1024
-	HoldBeats       = 1024
+	// FailEgressTLPs is how many TLPs a port's egress buffer holds in
+	// front of its link under the fail policy (the card's failBuffer, the
+	// emulator's link queue): one leaving while the next goes in.
+	FailEgressTLPs = 2
+	HoldBeats      = 1024
 	// DefaultEgressStallCycles is how long, in the manager's clock, a TLP
 	// may wait at an up port's egress that takes nothing before the port
 	// counts as stalled (16.384 µs at 250 MHz); DefaultCreditTimeoutCycles

@@ -60,25 +60,15 @@ type Parts struct {
 	// DropTaps adds, for a simulation that must know which TLP a port's
 	// hold buffer or down gate drops (the emulator's RTL backend,
 	// designs/cardsim), outputs <port>_hold_tap and <port>_down_tap with
-	// the first 64 bits of the dropped TLP's payload (dropWhole). A card
-	// for a board leaves them out.
+	// the first 64 bits of the dropped TLP's payload (dropWhole), and,
+	// from a Manager built with its DropTap, host_drop_tap with the word
+	// and the reason of each host TLP the manager failed. A card for a
+	// board leaves them out.
 	DropTaps bool
 	// RegisterBAR is the BAR of the O-NIC's registers (the manager's
 	// configuration's register_bar): a host write to it fences the host
 	// stream (Build).
 	RegisterBAR int
-}
-
-// downGate passes in on to the port's link while the link is up and
-// drops whole TLPs that start while it is not, counting them in
-// <port>_down_drops: the emulator's fail policy for what reaches a dark
-// port (a completion routed back to the port its request came from, a
-// relay copy; the manager itself fails window traffic for a down port).
-// Without it such a TLP would wait at the link, and the pipeline behind
-// it, until the port came back. A TLP that started while the link was up
-// goes on whole.
-func downGate(m *ir.Module, port string, in tlpbus.Stream, up ir.Value, tap bool) tlpbus.Stream {
-	return dropWhole(m, port+"_down", in, m.Not(up), tap)
 }
 
 // dropWhole passes in on but drops whole the TLPs for which dropAtSop is
@@ -124,24 +114,74 @@ func dropWhole(m *ir.Module, name string, in tlpbus.Stream, dropAtSop ir.Value, 
 // the beats, a buffer full of small TLPs would count as drained at once,
 // and a stalled port would take traffic again only to stall again).
 func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value, holdTLPs int, tap bool) (out tlpbus.Stream, halfFree ir.Value) {
-	ab := ir.AddrBits(HoldBeats)
-	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
+	return egressBuffer(m, egressBuf{drop: port + "_hold", name: port + "_hold", beats: HoldBeats, tlps: holdTLPs, hold: true, tap: tap}, in, admit, up)
+}
+
+// FailBeats is the fail policy's egress buffer in front of a port's link,
+// in beats: one TLP of the largest payload (4 KiB) fits.
+const FailBeats = 128
+
+// FailTLPs is how many TLPs the fail policy's egress buffer takes: two,
+// one leaving while the next goes in (pmgr's, the emulator's too).
+const FailTLPs = pmgr.FailEgressTLPs
+
+// failBuffer is the fail policy's egress buffer: a FIFO of FailBeats
+// beats and at most FailTLPs TLPs in front of the port's link, which a
+// TLP goes into only whole, so that one half in cannot hold the merge —
+// and with it the card's host path — while the link has no credits for
+// it (a partner that returns none did that: the TLP started while the
+// port was up, so the down gate let the rest of it through, and the
+// rest waited for the link). What starts while the port does not admit
+// is dropped whole and counted in <port>_down_drops. What
+// the buffer holds goes on to the link, which drops it if it is down.
+func failBuffer(m *ir.Module, port string, in tlpbus.Stream, admit ir.Value, tap bool) tlpbus.Stream {
+	out, _ := egressBuffer(m, egressBuf{drop: port + "_down", name: port + "_fail", beats: FailBeats, tlps: FailTLPs, tap: tap}, in, admit, m.Const(1, 1))
+	return out
+}
+
+// egressBuf describes a port's egress buffer: the names of its drop
+// (counted in <drop>_drops) and of the rest, its beats and TLPs, whether
+// it keeps what fits while the port does not admit (hold) or drops all
+// of it (fail), and whether it has drop taps.
+type egressBuf struct {
+	drop, name  string
+	beats, tlps int
+	hold, tap   bool
+}
+
+// egressBuffer builds egress buffer b in front of a port's link (after a
+// register slice): holdBuffer's and failBuffer's. admit says whether the
+// port takes TLPs; nothing leaves while up is 0, except the rest of a TLP
+// that started.
+func egressBuffer(m *ir.Module, b egressBuf, in tlpbus.Stream, admit, up ir.Value) (out tlpbus.Stream, halfFree ir.Value) {
+	ab := ir.AddrBits(b.beats)
+	cb := max(ir.AddrBits(b.tlps+1), ab+1)
 	// The beats a TLP takes (its payload's, a keep bit's DW each; one
 	// without) are worked out as it enters a register slice, and travel
 	// with it, so the admission starts from registers: its ready would
 	// otherwise run back through the merge into the manager's output
 	// slice.
-	f := tlphdr.Decode(m, port+"_hold_hdr", in.Hdr)
+	f := tlphdr.Decode(m, b.name+"_hdr", in.Hdr)
 	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
-	perBeat := bits.Len(uint(in.Keep.Width() - 1)) // log2 of the DWs in a beat
-	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), perBeat), ab+1), m.Const(ab+1, 1))
-	in, extra := tlpbus.SliceFields(m, port+"_hold_slice", in, axis.Field{Name: "need", Value: m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1))})
+	perBeat := bits.Len(uint(in.Keep.Width() - 1))         // log2 of the DWs in a beat
+	beatsOf := m.ShrC(m.Sub(dws, m.Const(11, 1)), perBeat) // (at most 1023: a smaller buffer's need fits its width)
+	if ab+1 > 11 {
+		beatsOf = m.Zext(beatsOf, ab+1)
+	} else {
+		beatsOf = m.Slice(beatsOf, 0, ab+1)
+	}
+	payloadBeats := m.Add(beatsOf, m.Const(ab+1, 1))
+	in, extra := tlpbus.SliceFields(m, b.name+"_slice", in, axis.Field{Name: "need", Value: m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1))})
 	need := extra[0]
 
-	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
-	queued := m.Reg(port+"_hold_tlps", cb, 0)
-	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
-	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(admit), m.Not(room)), tap)
+	free := m.Reg(b.name+"_free", ab+1, uint64(b.beats))
+	queued := m.Reg(b.name+"_tlps", cb, 0)
+	room := m.Named(b.name+"_room", m.And(m.LtU(queued, m.Const(cb, uint64(b.tlps))), m.Not(m.LtU(free, need))))
+	dropIt := m.Not(admit)
+	if b.hold {
+		dropIt = m.And(dropIt, m.Not(room))
+	}
+	keep := dropWhole(m, b.drop, in, dropIt, b.tap)
 	// A TLP starts into the buffer only when all of it fits, also while
 	// the port admits: one half in would wait for room that only the link
 	// can make, and a port that stalls meanwhile could neither drop the
@@ -149,31 +189,31 @@ func holdBuffer(m *ir.Module, port string, in tlpbus.Stream, admit, up ir.Value,
 	// the link's credit timeout (a partner returning no credits did that).
 	// So what does not fit waits whole at the merge, where the egress
 	// stall sees it and, once the port counts as stalled, drops it.
-	fits := m.Named(port+"_hold_fits", m.Or(m.Not(keep.SOP), room))
+	fits := m.Named(b.name+"_fits", m.Or(m.Not(keep.SOP), room))
 	gated := keep
 	gated.Valid = m.And(keep.Valid, fits)
-	gated.Ready = m.Wire(port+"_hold_in_ready", 1)
+	gated.Ready = m.Wire(b.name+"_in_ready", 1)
 	m.Assign(keep.Ready, m.And(gated.Ready, fits))
 
 	// Nothing leaves while the link is not up (its own input slice would
 	// take a TLP or two more than hold_tlps), except the rest of a TLP
 	// that started.
-	q := axis.FIFO(m, port+"_hold", gated.Pack(m), HoldBeats)
+	q := axis.FIFO(m, b.name, gated.Pack(m), b.beats)
 	held := tlpbus.Unpack(m, q, in)
-	midTLP := m.Reg(port+"_hold_mid", 1, 0)
-	open := m.Named(port+"_hold_open", m.Or(up, midTLP))
+	midTLP := m.Reg(b.name+"_mid", 1, 0)
+	open := m.Named(b.name+"_open", m.Or(up, midTLP))
 	out = held
 	out.Valid = m.And(held.Valid, open)
-	out.Ready = m.Wire(port+"_to_link_ready", 1)
+	out.Ready = m.Wire(b.name+"_to_link_ready", 1)
 	m.Assign(held.Ready, m.And(out.Ready, open))
 	push := m.And(gated.Valid, gated.Ready)
 	pop := m.And(out.Valid, out.Ready)
 	m.SetNext(midTLP, m.Mux(pop, m.Not(held.EOP), midTLP))
 	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
 	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.SOP), cb)), m.Zext(m.And(pop, out.EOP), cb)))
-	beatsHalf := m.Not(m.LtU(free, m.Const(ab+1, HoldBeats/2)))
-	tlpsHalf := m.Not(m.LtU(m.Const(cb, uint64(holdTLPs/2)), queued))
-	return out, m.Named(port+"_hold_half_free", m.And(beatsHalf, tlpsHalf))
+	beatsHalf := m.Not(m.LtU(free, m.Const(ab+1, uint64(b.beats/2))))
+	tlpsHalf := m.Not(m.LtU(m.Const(cb, uint64(b.tlps/2)), queued))
+	return out, m.Named(b.name+"_half_free", m.And(beatsHalf, tlpsHalf))
 }
 
 // DefaultEgressStallCycles is how long, in user clock cycles, a TLP may
@@ -186,8 +226,9 @@ const DefaultEgressStallCycles = pmgr.DefaultEgressStallCycles
 // a partner that returns no credits, does not acknowledge, or is slow,
 // with the link still up — once a beat there has waited cycles cycles
 // in a row, or once the merge has waited cycles/2 cycles of a window of
-// cycles cycles while fewer than pmgr.SlowTLPs(cycles) TLPs got past it in
-// the window (a partner returning credits a trickle at a time makes some
+// cycles cycles (which starts as the merge starts to wait) while fewer
+// than pmgr.SlowTLPs(cycles) TLPs got past it in the window (a partner
+// returning credits a trickle at a time makes some
 // progress, and would otherwise hold the card's one pipeline behind the
 // port's full buffer, at the trickle's pace). The card then treats the
 // port as down for admission until it drains (released: in the hold
@@ -208,17 +249,23 @@ func egressStall(m *ir.Module, port string, in tlpbus.Stream, released ir.Value,
 	m.SetNext(waited, m.Mux(m.And(waiting, m.Not(stuck)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
 
 	// The slow watch's window: its cycles, the cycles the merge waited in
-	// it, and the TLPs that got past (saturating).
+	// it, and the TLPs that got past (saturating). A window starts with
+	// the first cycle the merge waits and, while it goes on waiting, the
+	// next starts as one ends; an idle egress has none. (A free-running
+	// window made when a trickle was found depend on where the waiting
+	// began in it, up to a window later: the emulator's port, which
+	// cannot know the card's phase, found it at other times.)
 	window := m.Reg(port+"_slow_window", w, 0)
 	windowEnd := m.Named(port+"_slow_window_end", m.Eq(window, m.Const(w, uint64(cycles-1))))
-	m.SetNext(window, m.Mux(windowEnd, m.Const(w, 0), m.Add(window, m.Const(w, 1))))
+	active := m.Named(port+"_slow_active", m.Or(waiting, m.Ne(window, m.Const(w, 0))))
+	m.SetNext(window, m.Mux(windowEnd, m.Const(w, 0), m.Mux(active, m.Add(window, m.Const(w, 1)), window)))
 	blocked := m.Reg(port+"_slow_blocked", w, 0)
 	m.SetNext(blocked, m.Mux(windowEnd, m.Const(w, 0), m.Add(blocked, m.Zext(waiting, w))))
 	least := pmgr.SlowTLPs(cycles)
 	mw := bits.Len(uint(least))
 	moved := m.Reg(port+"_slow_moved", mw, 0)
 	started := m.Named(port+"_egress_started", m.And(m.And(in.Valid, in.Ready), in.SOP))
-	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, started)))
+	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, m.And(started, active))))
 	slow := m.Named(port+"_egress_slow", m.And(
 		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least)))))
 
@@ -500,6 +547,13 @@ func Build(name string, p Parts) *ir.Module {
 	for name, w := range ruleWires {
 		m.Assign(w, mgrOut[name])
 	}
+	if tap, ok := mgrOut["drop_tap"]; ok && p.DropTaps {
+		// The manager's drop tap (manager.Config.DropTap): the host TLPs
+		// it failed, beside the ports' (dropWhole).
+		m.Output("host_drop_tap", tap)
+		m.Output("host_drop_tap_word", mgrOut["drop_tap_word"])
+		m.Output("host_drop_tap_reason", mgrOut["drop_tap_reason"])
+	}
 	m.Assign(host.Ready, m.And(mgrOut["s_host_tlp_ready"], m.Not(fence)))
 	mgrStream := func(o, side string) tlpbus.Stream {
 		s := tlpbus.FromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
@@ -689,14 +743,21 @@ func Build(name string, p Parts) *ir.Module {
 		}
 		merged := egress
 		var released ir.Value
+		// The link's own ready (its input slice has room), which does not
+		// wait for a TLP to be offered as the tag table's may.
+		linkReady := m.Wire(pt.Prefix+"_link_ready", 1)
 		if p.HoldTLPs > 0 {
 			egress, released = holdBuffer(m, pt.Prefix, egress, admit(pt.Prefix), up(pt.Prefix), p.HoldTLPs, p.DropTaps)
 		} else {
-			egress = downGate(m, pt.Prefix, egress, admit(pt.Prefix), p.DropTaps)
-			// Released once the link has been ready 256 cycles in a row.
+			egress = failBuffer(m, pt.Prefix, egress, admit(pt.Prefix), p.DropTaps)
+			// Released once the link has been ready 256 cycles in a row:
+			// its own ready, not the tag table's, which, with nothing
+			// offered, reads the idle bus's header (a zero header is a
+			// read) and may stay low, so that a stalled port was never
+			// released.
 			run := m.Reg(pt.Prefix+"_ready_run", 8, 0)
-			m.SetNext(run, m.Mux(egress.Ready, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
-			released = m.Named(pt.Prefix+"_ready_long", m.And(egress.Ready, m.Eq(run, m.Const(8, 255))))
+			m.SetNext(run, m.Mux(linkReady, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
+			released = m.Named(pt.Prefix+"_ready_long", m.And(linkReady, m.Eq(run, m.Const(8, 255))))
 		}
 		m.Assign(stalled[pt.Prefix], egressStall(m, pt.Prefix, merged, m.Or(released, m.Not(up(pt.Prefix))), stallCycles))
 		// Through the port's tag table into the link.
@@ -715,6 +776,7 @@ func Build(name string, p Parts) *ir.Module {
 		in["m_tlp_ready"] = ptOut[pt.Prefix]["s_rx_ready"]
 		out := m.Instance(pt.Prefix+"_link", p.Link, in)
 		m.Assign(ptIn[pt.Prefix]["m_tlp_ready"], out["s_tlp_ready"])
+		m.Assign(linkReady, out["s_tlp_ready"])
 		m.Assign(states[pt.Prefix], out["state"])
 		rx.Drive(m, tlpbus.Stream{Hdr: out["m_tlp_hdr"], Data: out["m_tlp_data"], Keep: out["m_tlp_keep"], SOP: out["m_tlp_sop"],
 			EOP: out["m_tlp_eop"], Valid: out["m_tlp_valid"]}) // the port pipeline's ready goes to the link directly

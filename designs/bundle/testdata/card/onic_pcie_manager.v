@@ -82,318 +82,318 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // designs/manager/manager.go:759
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // designs/manager/manager.go:760
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // designs/manager/manager.go:830
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // designs/manager/manager.go:830
-    localparam [3:0] REASON_OK = 4'h0; // designs/manager/manager.go:895
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // designs/manager/manager.go:906
-    localparam [2:0] EGRESS_NONE = 3'h0; // designs/manager/manager.go:906
-    localparam [3:0] REASON_DENIED = 4'h5; // designs/manager/manager.go:906
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // designs/manager/manager.go:906
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // designs/manager/manager.go:906
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // designs/manager/manager.go:906
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // designs/manager/manager.go:906
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // designs/manager/manager.go:906
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // designs/manager/manager.go:906
-    localparam [1:0] ACT_FORWARD = 2'h0; // designs/manager/manager.go:953
-    localparam [1:0] ACT_COMPLETE = 2'h1; // designs/manager/manager.go:953
-    localparam [1:0] ACT_DROP = 2'h2; // designs/manager/manager.go:953
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // designs/manager/manager.go:1067
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // designs/manager/manager.go:1067
-    localparam [3:0] REASON_MALFORMED = 4'hb; // designs/manager/manager.go:1067
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // designs/manager/manager.go:1067
-    reg  axil_bvalid = 1'h0; // designs/manager/manager.go:1197
-    reg  [31:0] win_en_lo = 32'h1; // designs/manager/manager.go:1222
-    reg  [31:0] win_en_hi = 32'h0; // designs/manager/manager.go:1222
-    reg  [31:0] lut_index = 32'h0; // designs/manager/manager.go:1223
-    reg  [31:0] lut_addr_lo = 32'h0; // designs/manager/manager.go:1223
-    reg  [31:0] lut_addr_hi = 32'h0; // designs/manager/manager.go:1224
-    reg  [31:0] lut_ctrl = 32'h0; // designs/manager/manager.go:1224
-    reg  axil_rvalid = 1'h0; // designs/manager/manager.go:1227
-    reg  [31:0] axil_rdata = 32'h0; // designs/manager/manager.go:1227
-    reg  s1_valid = 1'h0; // designs/manager/manager.go:717
-    reg  [127:0] s1_hdr = 128'h0; // designs/manager/manager.go:717
-    reg  [2:0] s1_bar = 3'h0; // designs/manager/manager.go:717
-    reg  [511:0] s1_data = 512'h0; // designs/manager/manager.go:717
-    reg  [15:0] s1_keep = 16'h0; // designs/manager/manager.go:717
-    reg  s1_sop = 1'h0; // designs/manager/manager.go:717
-    reg  s1_eop = 1'h0; // designs/manager/manager.go:717
-    reg  [6:0] s1_kind = 7'h0; // designs/manager/manager.go:719
-    reg  [63:0] s1_off = 64'h0; // designs/manager/manager.go:719
-    reg  s1_bar_ok = 1'h0; // designs/manager/manager.go:719
-    reg  s1_reg_hit = 1'h0; // designs/manager/manager.go:719
-    reg  [12:0] s1_size = 13'h0; // designs/manager/manager.go:719
-    reg  s1_proxy_ok = 1'h0; // designs/manager/manager.go:719
-    reg  [15:0] s1_proxy = 16'h0; // designs/manager/manager.go:719
-    reg  s2_valid = 1'h0; // designs/manager/manager.go:813
-    reg  [127:0] s2_hdr = 128'h0; // designs/manager/manager.go:813
-    reg  [2:0] s2_bar = 3'h0; // designs/manager/manager.go:813
-    reg  [511:0] s2_data = 512'h0; // designs/manager/manager.go:813
-    reg  [15:0] s2_keep = 16'h0; // designs/manager/manager.go:813
-    reg  s2_sop = 1'h0; // designs/manager/manager.go:813
-    reg  s2_eop = 1'h0; // designs/manager/manager.go:813
-    reg  [6:0] s2_kind = 7'h0; // designs/manager/manager.go:818
-    reg  [63:0] s2_off = 64'h0; // designs/manager/manager.go:818
-    reg  s2_bar_ok = 1'h0; // designs/manager/manager.go:818
-    reg  s2_reg_hit = 1'h0; // designs/manager/manager.go:818
-    reg  [12:0] s2_size = 13'h0; // designs/manager/manager.go:818
-    reg  s2_proxy_ok = 1'h0; // designs/manager/manager.go:818
-    reg  [15:0] s2_proxy = 16'h0; // designs/manager/manager.go:818
-    reg  s2_found = 1'h0; // designs/manager/manager.go:818
-    reg  s2_enabled = 1'h0; // designs/manager/manager.go:818
-    reg  [2:0] s2_egress = 3'h0; // designs/manager/manager.go:818
-    reg  [7:0] s2_slot = 8'h0; // designs/manager/manager.go:818
-    reg  [63:0] s2_addr = 64'h0; // designs/manager/manager.go:818
-    reg  s2_down = 1'h0; // designs/manager/manager.go:818
-    reg  s2_second = 1'h0; // designs/manager/manager.go:818
-    reg  [2:0] s2_second_egress = 3'h0; // designs/manager/manager.go:818
-    reg  [63:0] s2_second_addr = 64'h0; // designs/manager/manager.go:818
-    reg  s2_second_down = 1'h0; // designs/manager/manager.go:818
-    reg  s3_valid = 1'h0; // designs/manager/manager.go:864
-    reg  [127:0] s3_hdr = 128'h0; // designs/manager/manager.go:864
-    reg  [2:0] s3_bar = 3'h0; // designs/manager/manager.go:864
-    reg  [511:0] s3_data = 512'h0; // designs/manager/manager.go:864
-    reg  [15:0] s3_keep = 16'h0; // designs/manager/manager.go:864
-    reg  s3_sop = 1'h0; // designs/manager/manager.go:864
-    reg  s3_eop = 1'h0; // designs/manager/manager.go:864
-    reg  [6:0] s3_kind = 7'h0; // designs/manager/manager.go:867
-    reg  [63:0] s3_off = 64'h0; // designs/manager/manager.go:867
-    reg  s3_bar_ok = 1'h0; // designs/manager/manager.go:867
-    reg  s3_reg_hit = 1'h0; // designs/manager/manager.go:867
-    reg  s3_proxy_ok = 1'h0; // designs/manager/manager.go:867
-    reg  [15:0] s3_proxy = 16'h0; // designs/manager/manager.go:867
-    reg  s3_found = 1'h0; // designs/manager/manager.go:867
-    reg  s3_enabled = 1'h0; // designs/manager/manager.go:867
-    reg  [2:0] s3_egress = 3'h0; // designs/manager/manager.go:867
-    reg  [7:0] s3_slot = 8'h0; // designs/manager/manager.go:867
-    reg  [63:0] s3_addr = 64'h0; // designs/manager/manager.go:867
-    reg  s3_down = 1'h0; // designs/manager/manager.go:867
-    reg  s3_second = 1'h0; // designs/manager/manager.go:867
-    reg  [2:0] s3_second_egress = 3'h0; // designs/manager/manager.go:867
-    reg  [63:0] s3_second_addr = 64'h0; // designs/manager/manager.go:867
-    reg  s3_second_down = 1'h0; // designs/manager/manager.go:867
-    reg  [2:0] s3_rule = 3'h0; // designs/manager/manager.go:867
-    reg  s4_valid = 1'h0; // designs/manager/manager.go:986
-    reg  [511:0] s4_data = 512'h0; // designs/manager/manager.go:986
-    reg  [15:0] s4_keep = 16'h0; // designs/manager/manager.go:986
-    reg  s4_sop = 1'h0; // designs/manager/manager.go:986
-    reg  s4_eop = 1'h0; // designs/manager/manager.go:986
-    reg  [1:0] s4_action = 2'h0; // designs/manager/manager.go:987
-    reg  [3:0] s4_reason = 4'h0; // designs/manager/manager.go:988
-    reg  [2:0] s4_egress = 3'h0; // designs/manager/manager.go:989
-    reg  [7:0] s4_slot = 8'h0; // designs/manager/manager.go:990
-    reg  s4_second = 1'h0; // designs/manager/manager.go:991
-    reg  [2:0] s4_second_egress = 3'h0; // designs/manager/manager.go:995
-    reg  [127:0] s4_hdr_primary = 128'h0; // designs/manager/manager.go:996
-    reg  [127:0] s4_hdr_second = 128'h0; // designs/manager/manager.go:997
-    reg  [95:0] s4_cpl_hdr = 96'h0; // designs/manager/manager.go:998
-    reg  m_port_a_sent = 1'h0; // designs/manager/manager.go:1021
-    reg  m_port_b_sent = 1'h0; // designs/manager/manager.go:1021
-    reg  m_kernel_sent = 1'h0; // designs/manager/manager.go:1021
-    reg  m_local_sent = 1'h0; // designs/manager/manager.go:1021
-    reg  m_cpl_sent = 1'h0; // designs/manager/manager.go:1021
-    reg  [31:0] count_ok = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_not_for_us = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_window_miss = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_mapping_disabled = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_port_down = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_denied = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_no_proxy_id = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_unexpected_completion = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_unsupported = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_relay_denied = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_msix_address = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_malformed = 32'h0; // designs/manager/manager.go:1065
-    reg  [31:0] count_bus_master_disabled = 32'h0; // designs/manager/manager.go:1065
-    wire [6:0] kind; // designs/manager/manager.go:645: a table
-    wire [63:0] bar_mask; // designs/manager/manager.go:687: a table
-    wire bar_ok; // designs/manager/manager.go:688: a table
-    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1132: a table
-    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1136: a table
-    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1138: a table
-    wire write_accept; // designs/manager/manager.go:1198
-    wire [31:0] write_mask; // designs/manager/manager.go:1209
-    wire [31:0] _win_en_lo_not; // designs/manager/manager.go:1222
-    wire [31:0] _win_en_lo_and; // designs/manager/manager.go:1222
-    wire init_done; // designs/manager/manager.go:1225
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // designs/manager/manager.go:766
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // designs/manager/manager.go:767
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // designs/manager/manager.go:837
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // designs/manager/manager.go:837
+    localparam [3:0] REASON_OK = 4'h0; // designs/manager/manager.go:902
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // designs/manager/manager.go:913
+    localparam [2:0] EGRESS_NONE = 3'h0; // designs/manager/manager.go:913
+    localparam [3:0] REASON_DENIED = 4'h5; // designs/manager/manager.go:913
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // designs/manager/manager.go:913
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // designs/manager/manager.go:913
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // designs/manager/manager.go:913
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // designs/manager/manager.go:913
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // designs/manager/manager.go:913
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // designs/manager/manager.go:913
+    localparam [1:0] ACT_FORWARD = 2'h0; // designs/manager/manager.go:960
+    localparam [1:0] ACT_COMPLETE = 2'h1; // designs/manager/manager.go:960
+    localparam [1:0] ACT_DROP = 2'h2; // designs/manager/manager.go:960
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // designs/manager/manager.go:1074
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // designs/manager/manager.go:1074
+    localparam [3:0] REASON_MALFORMED = 4'hb; // designs/manager/manager.go:1074
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // designs/manager/manager.go:1074
+    reg  axil_bvalid = 1'h0; // designs/manager/manager.go:1210
+    reg  [31:0] win_en_lo = 32'h1; // designs/manager/manager.go:1235
+    reg  [31:0] win_en_hi = 32'h0; // designs/manager/manager.go:1235
+    reg  [31:0] lut_index = 32'h0; // designs/manager/manager.go:1236
+    reg  [31:0] lut_addr_lo = 32'h0; // designs/manager/manager.go:1236
+    reg  [31:0] lut_addr_hi = 32'h0; // designs/manager/manager.go:1237
+    reg  [31:0] lut_ctrl = 32'h0; // designs/manager/manager.go:1237
+    reg  axil_rvalid = 1'h0; // designs/manager/manager.go:1240
+    reg  [31:0] axil_rdata = 32'h0; // designs/manager/manager.go:1240
+    reg  s1_valid = 1'h0; // designs/manager/manager.go:724
+    reg  [127:0] s1_hdr = 128'h0; // designs/manager/manager.go:724
+    reg  [2:0] s1_bar = 3'h0; // designs/manager/manager.go:724
+    reg  [511:0] s1_data = 512'h0; // designs/manager/manager.go:724
+    reg  [15:0] s1_keep = 16'h0; // designs/manager/manager.go:724
+    reg  s1_sop = 1'h0; // designs/manager/manager.go:724
+    reg  s1_eop = 1'h0; // designs/manager/manager.go:724
+    reg  [6:0] s1_kind = 7'h0; // designs/manager/manager.go:726
+    reg  [63:0] s1_off = 64'h0; // designs/manager/manager.go:726
+    reg  s1_bar_ok = 1'h0; // designs/manager/manager.go:726
+    reg  s1_reg_hit = 1'h0; // designs/manager/manager.go:726
+    reg  [12:0] s1_size = 13'h0; // designs/manager/manager.go:726
+    reg  s1_proxy_ok = 1'h0; // designs/manager/manager.go:726
+    reg  [15:0] s1_proxy = 16'h0; // designs/manager/manager.go:726
+    reg  s2_valid = 1'h0; // designs/manager/manager.go:820
+    reg  [127:0] s2_hdr = 128'h0; // designs/manager/manager.go:820
+    reg  [2:0] s2_bar = 3'h0; // designs/manager/manager.go:820
+    reg  [511:0] s2_data = 512'h0; // designs/manager/manager.go:820
+    reg  [15:0] s2_keep = 16'h0; // designs/manager/manager.go:820
+    reg  s2_sop = 1'h0; // designs/manager/manager.go:820
+    reg  s2_eop = 1'h0; // designs/manager/manager.go:820
+    reg  [6:0] s2_kind = 7'h0; // designs/manager/manager.go:825
+    reg  [63:0] s2_off = 64'h0; // designs/manager/manager.go:825
+    reg  s2_bar_ok = 1'h0; // designs/manager/manager.go:825
+    reg  s2_reg_hit = 1'h0; // designs/manager/manager.go:825
+    reg  [12:0] s2_size = 13'h0; // designs/manager/manager.go:825
+    reg  s2_proxy_ok = 1'h0; // designs/manager/manager.go:825
+    reg  [15:0] s2_proxy = 16'h0; // designs/manager/manager.go:825
+    reg  s2_found = 1'h0; // designs/manager/manager.go:825
+    reg  s2_enabled = 1'h0; // designs/manager/manager.go:825
+    reg  [2:0] s2_egress = 3'h0; // designs/manager/manager.go:825
+    reg  [7:0] s2_slot = 8'h0; // designs/manager/manager.go:825
+    reg  [63:0] s2_addr = 64'h0; // designs/manager/manager.go:825
+    reg  s2_down = 1'h0; // designs/manager/manager.go:825
+    reg  s2_second = 1'h0; // designs/manager/manager.go:825
+    reg  [2:0] s2_second_egress = 3'h0; // designs/manager/manager.go:825
+    reg  [63:0] s2_second_addr = 64'h0; // designs/manager/manager.go:825
+    reg  s2_second_down = 1'h0; // designs/manager/manager.go:825
+    reg  s3_valid = 1'h0; // designs/manager/manager.go:871
+    reg  [127:0] s3_hdr = 128'h0; // designs/manager/manager.go:871
+    reg  [2:0] s3_bar = 3'h0; // designs/manager/manager.go:871
+    reg  [511:0] s3_data = 512'h0; // designs/manager/manager.go:871
+    reg  [15:0] s3_keep = 16'h0; // designs/manager/manager.go:871
+    reg  s3_sop = 1'h0; // designs/manager/manager.go:871
+    reg  s3_eop = 1'h0; // designs/manager/manager.go:871
+    reg  [6:0] s3_kind = 7'h0; // designs/manager/manager.go:874
+    reg  [63:0] s3_off = 64'h0; // designs/manager/manager.go:874
+    reg  s3_bar_ok = 1'h0; // designs/manager/manager.go:874
+    reg  s3_reg_hit = 1'h0; // designs/manager/manager.go:874
+    reg  s3_proxy_ok = 1'h0; // designs/manager/manager.go:874
+    reg  [15:0] s3_proxy = 16'h0; // designs/manager/manager.go:874
+    reg  s3_found = 1'h0; // designs/manager/manager.go:874
+    reg  s3_enabled = 1'h0; // designs/manager/manager.go:874
+    reg  [2:0] s3_egress = 3'h0; // designs/manager/manager.go:874
+    reg  [7:0] s3_slot = 8'h0; // designs/manager/manager.go:874
+    reg  [63:0] s3_addr = 64'h0; // designs/manager/manager.go:874
+    reg  s3_down = 1'h0; // designs/manager/manager.go:874
+    reg  s3_second = 1'h0; // designs/manager/manager.go:874
+    reg  [2:0] s3_second_egress = 3'h0; // designs/manager/manager.go:874
+    reg  [63:0] s3_second_addr = 64'h0; // designs/manager/manager.go:874
+    reg  s3_second_down = 1'h0; // designs/manager/manager.go:874
+    reg  [2:0] s3_rule = 3'h0; // designs/manager/manager.go:874
+    reg  s4_valid = 1'h0; // designs/manager/manager.go:993
+    reg  [511:0] s4_data = 512'h0; // designs/manager/manager.go:993
+    reg  [15:0] s4_keep = 16'h0; // designs/manager/manager.go:993
+    reg  s4_sop = 1'h0; // designs/manager/manager.go:993
+    reg  s4_eop = 1'h0; // designs/manager/manager.go:993
+    reg  [1:0] s4_action = 2'h0; // designs/manager/manager.go:994
+    reg  [3:0] s4_reason = 4'h0; // designs/manager/manager.go:995
+    reg  [2:0] s4_egress = 3'h0; // designs/manager/manager.go:996
+    reg  [7:0] s4_slot = 8'h0; // designs/manager/manager.go:997
+    reg  s4_second = 1'h0; // designs/manager/manager.go:998
+    reg  [2:0] s4_second_egress = 3'h0; // designs/manager/manager.go:1002
+    reg  [127:0] s4_hdr_primary = 128'h0; // designs/manager/manager.go:1003
+    reg  [127:0] s4_hdr_second = 128'h0; // designs/manager/manager.go:1004
+    reg  [95:0] s4_cpl_hdr = 96'h0; // designs/manager/manager.go:1005
+    reg  m_port_a_sent = 1'h0; // designs/manager/manager.go:1028
+    reg  m_port_b_sent = 1'h0; // designs/manager/manager.go:1028
+    reg  m_kernel_sent = 1'h0; // designs/manager/manager.go:1028
+    reg  m_local_sent = 1'h0; // designs/manager/manager.go:1028
+    reg  m_cpl_sent = 1'h0; // designs/manager/manager.go:1028
+    reg  [31:0] count_ok = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_not_for_us = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_window_miss = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_mapping_disabled = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_port_down = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_denied = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_no_proxy_id = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_unexpected_completion = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_unsupported = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_relay_denied = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_msix_address = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_malformed = 32'h0; // designs/manager/manager.go:1072
+    reg  [31:0] count_bus_master_disabled = 32'h0; // designs/manager/manager.go:1072
+    wire [6:0] kind; // designs/manager/manager.go:652: a table
+    wire [63:0] bar_mask; // designs/manager/manager.go:694: a table
+    wire bar_ok; // designs/manager/manager.go:695: a table
+    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1145: a table
+    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1149: a table
+    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1151: a table
+    wire write_accept; // designs/manager/manager.go:1211
+    wire [31:0] write_mask; // designs/manager/manager.go:1222
+    wire [31:0] _win_en_lo_not; // designs/manager/manager.go:1235
+    wire [31:0] _win_en_lo_and; // designs/manager/manager.go:1235
+    wire init_done; // designs/manager/manager.go:1238
     wire in_ready; // hdlgen/axis/axis.go:23
     wire in_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire [127:0] in_hdr; // designs/manager/manager.go:622
-    wire [2:0] in_bar; // designs/manager/manager.go:622
-    wire adv; // designs/manager/manager.go:633
+    wire [127:0] in_hdr; // designs/manager/manager.go:629
+    wire [2:0] in_bar; // designs/manager/manager.go:629
+    wire adv; // designs/manager/manager.go:640
     wire in_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] in_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [63:0] in_hdr_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire [63:0] bar_offset; // designs/manager/manager.go:687
-    wire _s1_proxy_eq; // designs/manager/manager.go:709
-    wire window_enables; // designs/manager/manager.go:771
-    wire failover; // designs/manager/manager.go:780
-    wire [2:0] translated_egress; // designs/manager/manager.go:781
-    wire [63:0] translated_addr; // designs/manager/manager.go:782
-    wire multicast; // designs/manager/manager.go:783
-    wire [63:0] check_addr; // designs/manager/manager.go:826
-    wire [4:0] _check_egress_or; // designs/manager/manager.go:828
-    wire [4:0] check_egress; // designs/manager/manager.go:832
-    wire [1:0] access_op; // designs/manager/manager.go:191
+    wire [63:0] bar_offset; // designs/manager/manager.go:694
+    wire _s1_proxy_eq; // designs/manager/manager.go:716
+    wire window_enables; // designs/manager/manager.go:778
+    wire failover; // designs/manager/manager.go:787
+    wire [2:0] translated_egress; // designs/manager/manager.go:788
+    wire [63:0] translated_addr; // designs/manager/manager.go:789
+    wire multicast; // designs/manager/manager.go:790
+    wire [63:0] check_addr; // designs/manager/manager.go:833
+    wire [4:0] _check_egress_or; // designs/manager/manager.go:835
+    wire [4:0] check_egress; // designs/manager/manager.go:839
+    wire [1:0] access_op; // designs/manager/manager.go:198
     wire s3_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] s3_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [9:0] s3_hdr_tag; // designs/internal/tlphdr/tlphdr.go:114
     wire [63:0] s3_hdr_address; // designs/internal/tlphdr/tlphdr.go:146
-    wire cfg_or_msg; // designs/manager/manager.go:883
-    wire cpl_unexpected; // designs/manager/manager.go:883
-    wire allowed; // designs/manager/manager.go:886
-    wire to_port; // designs/manager/manager.go:887
-    wire no_proxy_id; // designs/manager/manager.go:911
-    wire [3:0] reason_no_proxy_id; // designs/manager/manager.go:911
-    wire [2:0] egress_no_proxy_id; // designs/manager/manager.go:911
-    wire [7:0] slot_no_proxy_id; // designs/manager/manager.go:911
-    wire [63:0] addr_no_proxy_id; // designs/manager/manager.go:911
-    wire [15:0] req_no_proxy_id; // designs/manager/manager.go:911
-    wire denied; // designs/manager/manager.go:912
-    wire [3:0] reason_denied; // designs/manager/manager.go:912
-    wire [2:0] egress_denied; // designs/manager/manager.go:912
-    wire [7:0] slot_denied; // designs/manager/manager.go:912
-    wire [63:0] addr_denied; // designs/manager/manager.go:912
-    wire [15:0] req_denied; // designs/manager/manager.go:912
-    wire holdable; // designs/manager/manager.go:917
-    wire port_down_failed; // designs/manager/manager.go:922
-    wire [3:0] reason_port_down_failed; // designs/manager/manager.go:922
-    wire [2:0] egress_port_down_failed; // designs/manager/manager.go:922
-    wire [7:0] slot_port_down_failed; // designs/manager/manager.go:922
-    wire [63:0] addr_port_down_failed; // designs/manager/manager.go:922
-    wire [15:0] req_port_down_failed; // designs/manager/manager.go:922
-    wire port_down_held; // designs/manager/manager.go:923
-    wire [3:0] reason_port_down_held; // designs/manager/manager.go:923
-    wire [2:0] egress_port_down_held; // designs/manager/manager.go:923
-    wire [7:0] slot_port_down_held; // designs/manager/manager.go:923
-    wire [63:0] addr_port_down_held; // designs/manager/manager.go:923
-    wire [15:0] req_port_down_held; // designs/manager/manager.go:923
-    wire mapping_disabled; // designs/manager/manager.go:927
-    wire [3:0] reason_mapping_disabled; // designs/manager/manager.go:927
-    wire [2:0] egress_mapping_disabled; // designs/manager/manager.go:927
-    wire [7:0] slot_mapping_disabled; // designs/manager/manager.go:927
-    wire [63:0] addr_mapping_disabled; // designs/manager/manager.go:927
-    wire [15:0] req_mapping_disabled; // designs/manager/manager.go:927
-    wire window_miss; // designs/manager/manager.go:928
-    wire [3:0] reason_window_miss; // designs/manager/manager.go:928
-    wire [2:0] egress_window_miss; // designs/manager/manager.go:928
-    wire [7:0] slot_window_miss; // designs/manager/manager.go:928
-    wire [63:0] addr_window_miss; // designs/manager/manager.go:928
-    wire [15:0] req_window_miss; // designs/manager/manager.go:928
-    wire reg_allowed; // designs/manager/manager.go:929
-    wire [3:0] reason_reg_allowed; // designs/manager/manager.go:929
-    wire [2:0] egress_reg_allowed; // designs/manager/manager.go:929
-    wire [7:0] slot_reg_allowed; // designs/manager/manager.go:929
-    wire [63:0] addr_reg_allowed; // designs/manager/manager.go:929
-    wire [15:0] req_reg_allowed; // designs/manager/manager.go:929
-    wire reg_denied; // designs/manager/manager.go:930
-    wire [3:0] reason_reg_denied; // designs/manager/manager.go:930
-    wire [2:0] egress_reg_denied; // designs/manager/manager.go:930
-    wire [7:0] slot_reg_denied; // designs/manager/manager.go:930
-    wire [63:0] addr_reg_denied; // designs/manager/manager.go:930
-    wire [15:0] req_reg_denied; // designs/manager/manager.go:930
-    wire not_for_us; // designs/manager/manager.go:931
-    wire [3:0] reason_not_for_us; // designs/manager/manager.go:931
-    wire [2:0] egress_not_for_us; // designs/manager/manager.go:931
-    wire [7:0] slot_not_for_us; // designs/manager/manager.go:931
-    wire [63:0] addr_not_for_us; // designs/manager/manager.go:931
-    wire [15:0] req_not_for_us; // designs/manager/manager.go:931
-    wire unsupported; // designs/manager/manager.go:932
-    wire [3:0] reason_unsupported; // designs/manager/manager.go:932
-    wire [2:0] egress_unsupported; // designs/manager/manager.go:932
-    wire [7:0] slot_unsupported; // designs/manager/manager.go:932
-    wire [63:0] addr_unsupported; // designs/manager/manager.go:932
-    wire [15:0] req_unsupported; // designs/manager/manager.go:932
-    wire _egress_cpl_to_peer_eq; // designs/manager/manager.go:940
-    wire [3:0] reason_cpl_unexpected; // designs/manager/manager.go:942
-    wire [2:0] egress_cpl_unexpected; // designs/manager/manager.go:942
-    wire [7:0] slot_cpl_unexpected; // designs/manager/manager.go:942
-    wire [63:0] addr_cpl_unexpected; // designs/manager/manager.go:942
-    wire [15:0] req_cpl_unexpected; // designs/manager/manager.go:942
-    wire cpl_to_peer; // designs/manager/manager.go:943
-    wire [3:0] reason_cpl_to_peer; // designs/manager/manager.go:943
-    wire [2:0] egress_cpl_to_peer; // designs/manager/manager.go:943
-    wire [7:0] slot_cpl_to_peer; // designs/manager/manager.go:943
-    wire [63:0] addr_cpl_to_peer; // designs/manager/manager.go:943
-    wire [15:0] req_cpl_to_peer; // designs/manager/manager.go:943
-    wire [3:0] reason_cfg_or_msg; // designs/manager/manager.go:944
-    wire [2:0] egress_cfg_or_msg; // designs/manager/manager.go:944
-    wire [7:0] slot_cfg_or_msg; // designs/manager/manager.go:944
-    wire [63:0] addr_cfg_or_msg; // designs/manager/manager.go:944
-    wire [15:0] req_cfg_or_msg; // designs/manager/manager.go:944
-    wire ok; // designs/manager/manager.go:946
-    wire held; // designs/manager/manager.go:951
-    wire [1:0] action; // designs/manager/manager.go:953
-    wire [2:0] cpl_status; // designs/manager/manager.go:954
-    wire via_window; // designs/manager/manager.go:959
-    wire second_wanted; // designs/manager/manager.go:960
-    wire [1:0] _hdr_primary_mux; // designs/manager/manager.go:970
-    wire rewrite_primary_4dw; // designs/manager/manager.go:970
-    wire [31:0] rewrite_primary_dw0; // designs/manager/manager.go:970
-    wire [31:0] rewrite_primary_dw1; // designs/manager/manager.go:970
-    wire [127:0] hdr_primary; // designs/manager/manager.go:970
-    wire rewrite_second_4dw; // designs/manager/manager.go:971
-    wire [31:0] rewrite_second_dw0; // designs/manager/manager.go:971
-    wire [31:0] rewrite_second_dw1; // designs/manager/manager.go:971
-    wire [127:0] hdr_second; // designs/manager/manager.go:971
-    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1135
-    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1137
-    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1138
-    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1139
-    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1140
-    wire [95:0] cpl_hdr; // designs/manager/manager.go:1144
-    wire take_decision; // designs/manager/manager.go:976
-    wire forward; // designs/manager/manager.go:1007
-    wire _to_port_a_eq; // designs/manager/manager.go:1008
-    wire to_port_a; // designs/manager/manager.go:1009
-    wire _to_port_b_eq; // designs/manager/manager.go:1008
-    wire to_port_b; // designs/manager/manager.go:1010
-    wire [529:0] beat_tail; // designs/manager/manager.go:1013
-    wire m_kernel_for; // designs/manager/manager.go:1017
-    wire m_local_for; // designs/manager/manager.go:1018
-    wire m_cpl_for; // designs/manager/manager.go:1019
-    wire m_port_a_offer; // designs/manager/manager.go:1021
+    wire cfg_or_msg; // designs/manager/manager.go:890
+    wire cpl_unexpected; // designs/manager/manager.go:890
+    wire allowed; // designs/manager/manager.go:893
+    wire to_port; // designs/manager/manager.go:894
+    wire no_proxy_id; // designs/manager/manager.go:918
+    wire [3:0] reason_no_proxy_id; // designs/manager/manager.go:918
+    wire [2:0] egress_no_proxy_id; // designs/manager/manager.go:918
+    wire [7:0] slot_no_proxy_id; // designs/manager/manager.go:918
+    wire [63:0] addr_no_proxy_id; // designs/manager/manager.go:918
+    wire [15:0] req_no_proxy_id; // designs/manager/manager.go:918
+    wire denied; // designs/manager/manager.go:919
+    wire [3:0] reason_denied; // designs/manager/manager.go:919
+    wire [2:0] egress_denied; // designs/manager/manager.go:919
+    wire [7:0] slot_denied; // designs/manager/manager.go:919
+    wire [63:0] addr_denied; // designs/manager/manager.go:919
+    wire [15:0] req_denied; // designs/manager/manager.go:919
+    wire holdable; // designs/manager/manager.go:924
+    wire port_down_failed; // designs/manager/manager.go:929
+    wire [3:0] reason_port_down_failed; // designs/manager/manager.go:929
+    wire [2:0] egress_port_down_failed; // designs/manager/manager.go:929
+    wire [7:0] slot_port_down_failed; // designs/manager/manager.go:929
+    wire [63:0] addr_port_down_failed; // designs/manager/manager.go:929
+    wire [15:0] req_port_down_failed; // designs/manager/manager.go:929
+    wire port_down_held; // designs/manager/manager.go:930
+    wire [3:0] reason_port_down_held; // designs/manager/manager.go:930
+    wire [2:0] egress_port_down_held; // designs/manager/manager.go:930
+    wire [7:0] slot_port_down_held; // designs/manager/manager.go:930
+    wire [63:0] addr_port_down_held; // designs/manager/manager.go:930
+    wire [15:0] req_port_down_held; // designs/manager/manager.go:930
+    wire mapping_disabled; // designs/manager/manager.go:934
+    wire [3:0] reason_mapping_disabled; // designs/manager/manager.go:934
+    wire [2:0] egress_mapping_disabled; // designs/manager/manager.go:934
+    wire [7:0] slot_mapping_disabled; // designs/manager/manager.go:934
+    wire [63:0] addr_mapping_disabled; // designs/manager/manager.go:934
+    wire [15:0] req_mapping_disabled; // designs/manager/manager.go:934
+    wire window_miss; // designs/manager/manager.go:935
+    wire [3:0] reason_window_miss; // designs/manager/manager.go:935
+    wire [2:0] egress_window_miss; // designs/manager/manager.go:935
+    wire [7:0] slot_window_miss; // designs/manager/manager.go:935
+    wire [63:0] addr_window_miss; // designs/manager/manager.go:935
+    wire [15:0] req_window_miss; // designs/manager/manager.go:935
+    wire reg_allowed; // designs/manager/manager.go:936
+    wire [3:0] reason_reg_allowed; // designs/manager/manager.go:936
+    wire [2:0] egress_reg_allowed; // designs/manager/manager.go:936
+    wire [7:0] slot_reg_allowed; // designs/manager/manager.go:936
+    wire [63:0] addr_reg_allowed; // designs/manager/manager.go:936
+    wire [15:0] req_reg_allowed; // designs/manager/manager.go:936
+    wire reg_denied; // designs/manager/manager.go:937
+    wire [3:0] reason_reg_denied; // designs/manager/manager.go:937
+    wire [2:0] egress_reg_denied; // designs/manager/manager.go:937
+    wire [7:0] slot_reg_denied; // designs/manager/manager.go:937
+    wire [63:0] addr_reg_denied; // designs/manager/manager.go:937
+    wire [15:0] req_reg_denied; // designs/manager/manager.go:937
+    wire not_for_us; // designs/manager/manager.go:938
+    wire [3:0] reason_not_for_us; // designs/manager/manager.go:938
+    wire [2:0] egress_not_for_us; // designs/manager/manager.go:938
+    wire [7:0] slot_not_for_us; // designs/manager/manager.go:938
+    wire [63:0] addr_not_for_us; // designs/manager/manager.go:938
+    wire [15:0] req_not_for_us; // designs/manager/manager.go:938
+    wire unsupported; // designs/manager/manager.go:939
+    wire [3:0] reason_unsupported; // designs/manager/manager.go:939
+    wire [2:0] egress_unsupported; // designs/manager/manager.go:939
+    wire [7:0] slot_unsupported; // designs/manager/manager.go:939
+    wire [63:0] addr_unsupported; // designs/manager/manager.go:939
+    wire [15:0] req_unsupported; // designs/manager/manager.go:939
+    wire _egress_cpl_to_peer_eq; // designs/manager/manager.go:947
+    wire [3:0] reason_cpl_unexpected; // designs/manager/manager.go:949
+    wire [2:0] egress_cpl_unexpected; // designs/manager/manager.go:949
+    wire [7:0] slot_cpl_unexpected; // designs/manager/manager.go:949
+    wire [63:0] addr_cpl_unexpected; // designs/manager/manager.go:949
+    wire [15:0] req_cpl_unexpected; // designs/manager/manager.go:949
+    wire cpl_to_peer; // designs/manager/manager.go:950
+    wire [3:0] reason_cpl_to_peer; // designs/manager/manager.go:950
+    wire [2:0] egress_cpl_to_peer; // designs/manager/manager.go:950
+    wire [7:0] slot_cpl_to_peer; // designs/manager/manager.go:950
+    wire [63:0] addr_cpl_to_peer; // designs/manager/manager.go:950
+    wire [15:0] req_cpl_to_peer; // designs/manager/manager.go:950
+    wire [3:0] reason_cfg_or_msg; // designs/manager/manager.go:951
+    wire [2:0] egress_cfg_or_msg; // designs/manager/manager.go:951
+    wire [7:0] slot_cfg_or_msg; // designs/manager/manager.go:951
+    wire [63:0] addr_cfg_or_msg; // designs/manager/manager.go:951
+    wire [15:0] req_cfg_or_msg; // designs/manager/manager.go:951
+    wire ok; // designs/manager/manager.go:953
+    wire held; // designs/manager/manager.go:958
+    wire [1:0] action; // designs/manager/manager.go:960
+    wire [2:0] cpl_status; // designs/manager/manager.go:961
+    wire via_window; // designs/manager/manager.go:966
+    wire second_wanted; // designs/manager/manager.go:967
+    wire [1:0] _hdr_primary_mux; // designs/manager/manager.go:977
+    wire rewrite_primary_4dw; // designs/manager/manager.go:977
+    wire [31:0] rewrite_primary_dw0; // designs/manager/manager.go:977
+    wire [31:0] rewrite_primary_dw1; // designs/manager/manager.go:977
+    wire [127:0] hdr_primary; // designs/manager/manager.go:977
+    wire rewrite_second_4dw; // designs/manager/manager.go:978
+    wire [31:0] rewrite_second_dw0; // designs/manager/manager.go:978
+    wire [31:0] rewrite_second_dw1; // designs/manager/manager.go:978
+    wire [127:0] hdr_second; // designs/manager/manager.go:978
+    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1148
+    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1150
+    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1151
+    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1152
+    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1153
+    wire [95:0] cpl_hdr; // designs/manager/manager.go:1157
+    wire take_decision; // designs/manager/manager.go:983
+    wire forward; // designs/manager/manager.go:1014
+    wire _to_port_a_eq; // designs/manager/manager.go:1015
+    wire to_port_a; // designs/manager/manager.go:1016
+    wire _to_port_b_eq; // designs/manager/manager.go:1015
+    wire to_port_b; // designs/manager/manager.go:1017
+    wire [529:0] beat_tail; // designs/manager/manager.go:1020
+    wire m_kernel_for; // designs/manager/manager.go:1024
+    wire m_local_for; // designs/manager/manager.go:1025
+    wire m_cpl_for; // designs/manager/manager.go:1026
+    wire m_port_a_offer; // designs/manager/manager.go:1028
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // designs/manager/manager.go:1021
-    wire m_port_a_has; // designs/manager/manager.go:1021
-    wire m_port_a_done; // designs/manager/manager.go:1021
+    wire m_port_a_took; // designs/manager/manager.go:1028
+    wire m_port_a_has; // designs/manager/manager.go:1028
+    wire m_port_a_done; // designs/manager/manager.go:1028
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_port_b_offer; // designs/manager/manager.go:1021
+    wire m_port_b_offer; // designs/manager/manager.go:1028
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // designs/manager/manager.go:1021
-    wire m_port_b_has; // designs/manager/manager.go:1021
-    wire m_port_b_done; // designs/manager/manager.go:1021
+    wire m_port_b_took; // designs/manager/manager.go:1028
+    wire m_port_b_has; // designs/manager/manager.go:1028
+    wire m_port_b_done; // designs/manager/manager.go:1028
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_kernel_offer; // designs/manager/manager.go:1021
+    wire m_kernel_offer; // designs/manager/manager.go:1028
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // designs/manager/manager.go:1021
-    wire m_kernel_has; // designs/manager/manager.go:1021
-    wire m_kernel_done; // designs/manager/manager.go:1021
+    wire m_kernel_took; // designs/manager/manager.go:1028
+    wire m_kernel_has; // designs/manager/manager.go:1028
+    wire m_kernel_done; // designs/manager/manager.go:1028
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_local_offer; // designs/manager/manager.go:1021
+    wire m_local_offer; // designs/manager/manager.go:1028
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // designs/manager/manager.go:1021
-    wire m_local_has; // designs/manager/manager.go:1021
-    wire m_local_done; // designs/manager/manager.go:1021
+    wire m_local_took; // designs/manager/manager.go:1028
+    wire m_local_has; // designs/manager/manager.go:1028
+    wire m_local_done; // designs/manager/manager.go:1028
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire m_cpl_offer; // designs/manager/manager.go:1021
+    wire m_cpl_offer; // designs/manager/manager.go:1028
     wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
-    wire m_cpl_took; // designs/manager/manager.go:1021
-    wire m_cpl_has; // designs/manager/manager.go:1021
-    wire m_cpl_done; // designs/manager/manager.go:1021
+    wire m_cpl_took; // designs/manager/manager.go:1028
+    wire m_cpl_has; // designs/manager/manager.go:1028
+    wire m_cpl_done; // designs/manager/manager.go:1028
     wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:413
-    wire count_fire; // designs/manager/manager.go:1062
-    wire _s_axil_arready_not; // designs/manager/manager.go:1246
-    wire read_accept; // designs/manager/manager.go:1246
-    wire [31:0] _read_data_or_7; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or_6; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or_5; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or_4; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or_3; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or_2; // designs/manager/manager.go:1269
-    wire [31:0] _read_data_or; // designs/manager/manager.go:1269
-    wire [31:0] read_data; // designs/manager/manager.go:1269
+    wire count_fire; // designs/manager/manager.go:1069
+    wire _s_axil_arready_not; // designs/manager/manager.go:1259
+    wire read_accept; // designs/manager/manager.go:1259
+    wire [31:0] _read_data_or_7; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or_6; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or_5; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or_4; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or_3; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or_2; // designs/manager/manager.go:1282
+    wire [31:0] _read_data_or; // designs/manager/manager.go:1282
+    wire [31:0] read_data; // designs/manager/manager.go:1282
     wire in_slice_s_tready; // hdlgen/axis/axis.go:414
     wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:414
     wire in_slice_m_tvalid; // hdlgen/axis/axis.go:414

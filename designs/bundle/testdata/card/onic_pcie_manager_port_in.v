@@ -186,9 +186,9 @@ module onic_pcie_manager_port_in (
     reg  [31:0] deny_source_invalid = 32'h0; // designs/manager/portin.go:327
     wire [6:0] pin_kind; // designs/manager/portin.go:158: a table
     wire [15:0] pin_local; // designs/manager/portin.go:171: a table
-    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1132: a table
-    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1136: a table
-    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1138: a table
+    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1145: a table
+    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1149: a table
+    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1151: a table
     wire s_port_a_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire s_port_b_tlp_in_ready; // hdlgen/axis/axis.go:23
     wire port_mux_last_is0; // hdlgen/axis/axis.go:215
@@ -218,7 +218,7 @@ module onic_pcie_manager_port_in (
     wire pin_mwr; // designs/manager/portin.go:215
     wire pin_steer; // designs/manager/portin.go:216
     wire [1:0] _access_add; // designs/manager/portin.go:217
-    wire [1:0] access_op; // designs/manager/manager.go:191
+    wire [1:0] access_op; // designs/manager/manager.go:198
     wire p2_hdr_completion; // designs/internal/tlphdr/tlphdr.go:139
     wire [15:0] p2_hdr_requester; // designs/internal/tlphdr/tlphdr.go:110
     wire [9:0] p2_hdr_tag; // designs/internal/tlphdr/tlphdr.go:114
@@ -247,11 +247,11 @@ module onic_pcie_manager_port_in (
     wire pin_rewrite_4dw; // designs/manager/portin.go:281
     wire [31:0] pin_rewrite_dw0; // designs/manager/portin.go:281
     wire [31:0] pin_rewrite_dw1; // designs/manager/portin.go:281
-    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1135
-    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1137
-    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1138
-    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1139
-    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1140
+    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1148
+    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1150
+    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1151
+    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1152
+    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1153
     wire pin_take; // designs/manager/portin.go:285
     wire [529:0] _m_port_a_slice_concat_2; // designs/manager/portin.go:297
     wire _m_port_a_for_and; // designs/manager/portin.go:299

@@ -112,9 +112,9 @@ module onic_pcie_manager_regbar (
     reg  [12:0] rb_bc_left = 13'h0; // designs/manager/regbar.go:305
     reg  [6:0] rb_cpl_la = 7'h0; // designs/manager/regbar.go:307
     reg  [95:0] rb_cpl_hdr_r = 96'h0; // designs/manager/regbar.go:321
-    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1132: a table
-    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1136: a table
-    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1138: a table
+    wire [2:0] cpl_lead_bytes; // designs/manager/manager.go:1145: a table
+    wire [1:0] cpl_last_byte; // designs/manager/manager.go:1149: a table
+    wire [2:0] cpl_trail_bytes; // designs/manager/manager.go:1151: a table
     wire rb_idle; // designs/manager/regbar.go:105
     wire rb_deciding; // designs/manager/regbar.go:105
     wire rb_writing; // designs/manager/regbar.go:105
@@ -189,12 +189,12 @@ module onic_pcie_manager_regbar (
     wire [15:0] rb_dw_bit; // designs/manager/regbar.go:277
     wire [511:0] rb_rbuf_next; // designs/manager/regbar.go:282
     wire rb_sent; // designs/manager/regbar.go:283
-    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1135
-    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1137
-    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1138
-    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1139
-    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1140
-    wire [95:0] rb_cpl_first; // designs/manager/manager.go:1144
+    wire [11:0] _cpl_bytes_one_dw_zext; // designs/manager/manager.go:1148
+    wire [11:0] cpl_bytes_one_dw; // designs/manager/manager.go:1150
+    wire [11:0] cpl_bytes_many_dw; // designs/manager/manager.go:1151
+    wire [11:0] cpl_byte_count; // designs/manager/manager.go:1152
+    wire [6:0] cpl_lower_addr; // designs/manager/manager.go:1153
+    wire [95:0] rb_cpl_first; // designs/manager/manager.go:1157
     wire rb_next_cpl; // designs/manager/regbar.go:296
     wire [30:0] rb_hdr_dw_addr; // designs/manager/regbar.go:297
     wire [30:0] rb_dw_addr_next; // designs/manager/regbar.go:297
