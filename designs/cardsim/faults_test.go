@@ -240,6 +240,13 @@ func faultsAgainstModel(t *testing.T, policy string) {
 		t.Errorf("%d writes undelivered on the model, %d on the cards", modelLost, cardLost)
 	}
 	t.Logf("the model: %v, onicA's ports stalled %v times; the cards: %v, %v", model.Accounting.Reasons, modelStalls, rtl.Accounting.Reasons, cardStalls)
+	// The cards' losses are named as the model names them: none is left
+	// to the cards' quiet, or unexplained (rtl-not-delivered).
+	for why := range rtl.Accounting.Reasons {
+		if _, ok := model.Accounting.Reasons[why]; !ok {
+			t.Errorf("the cards lost writes as %s (%v); the model never did (%v)", why, rtl.Accounting.Reasons, model.Accounting.Reasons)
+		}
+	}
 	// Every write a card's hold buffer dropped is named so by the
 	// emulator as it happens (the card's drop taps), none left for the
 	// cards' quiet.

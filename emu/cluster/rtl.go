@@ -107,8 +107,11 @@ type hw struct {
 	// oldest first: a write that lands ends those before it, which were
 	// lost on the way (PCIe §2.4.1: posted writes do not pass each other).
 	inOrder map[int32][]uint64
-	onDrop  func(port int, hold bool, reason manager.Reason, word uint64) // c.hwDropped
-	cycles  uint64
+	// lostNamed are, by card and port, how many of the port's lost
+	// TLPs (<port>_lost) a write has been named link-down for.
+	lostNamed map[[2]int]uint64
+	onDrop    func(port int, hold bool, reason manager.Reason, word uint64) // c.hwDropped
+	cycles    uint64
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
 	seq       uint64 // writes without bytes given bytes (hwReceive)
@@ -198,7 +201,7 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		return err
 	}
 	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}, numbered: map[uint64]numberedWrite{},
-		inOrder: map[int32][]uint64{}}
+		inOrder: map[int32][]uint64{}, lostNamed: map[[2]int]uint64{}}
 	h.onDrop = c.hwDropped
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
@@ -666,39 +669,51 @@ func (h *hw) postNumbered(rec int32, t *tlp.TLP, seq uint64) {
 	if seq != 0 && len(t.Data) >= 8 {
 		h.numbered[seq] = numberedWrite{rec: rec, key: k}
 		r := &h.c.recs[rec]
-		if f := h.c.flows[r.flow]; r.stage == stPlain && f.ordered() {
+		if f := h.c.flows[r.flow]; r.stage == stPlain && f.egressPort() >= 0 {
 			h.inOrder[r.flow] = append(h.inOrder[r.flow], seq)
 		}
 	}
 }
 
-// ordered says whether the flow's writes all take one path, so that they
-// land in the order they were sent or not at all: plain writes, all
-// within one direct window of its O-NIC that sends them out of a port.
-func (f *flowState) ordered() bool {
+// egressPort is the port all the flow's writes leave its O-NIC by, when
+// they take one path and so land in the order they were sent or not at
+// all: plain writes, all within one direct window of its O-NIC that
+// sends them out of a port. It is -1 for any other flow.
+func (f *flowState) egressPort() int {
 	if f.cfg.Op != "write" || f.soft {
-		return false
+		return -1
 	}
 	bar := f.onic.fn.BARAddress(2)
 	for _, w := range f.onic.cfg.Manager.Translation.Windows {
 		if w.BAR == 2 && !w.Disabled && !w.Multicast && w.FailoverEgress == "" && (w.Egress == "port-a" || w.Egress == "port-b") &&
 			f.base >= bar+w.Offset && f.base-bar-w.Offset+f.cfg.Span <= w.Size {
-			return true
+			return int(w.Egress[5] - 'a')
 		}
 	}
-	return false
+	return -1
 }
 
 // landedInOrder ends, when numbered write seq of flow fl lands, the
-// flow's writes sent before it that have not: lost on the way — on a link
-// that went down, say — as nothing else reorders them.
+// flow's writes sent before it that have not: lost on the way, as nothing
+// else reorders them. As many as its card's port counts lost on its link
+// since the last were named so (<port>_lost) are link-down, as the model
+// names a write lost with its link; the rest rtl-not-delivered.
 func (c *Cluster) landedInOrder(fl int32, seq uint64) {
 	h := c.hw
 	q := h.inOrder[fl]
+	f := c.flows[fl]
 	n := 0
 	for ; n < len(q) && q[n] <= seq; n++ {
 		if w, ok := h.numbered[q[n]]; ok && q[n] < seq {
-			c.hwLost(q[n], w, "rtl-not-delivered")
+			why := "rtl-not-delivered"
+			if card, p := f.onic.hw, f.egressPort(); card >= 0 {
+				k := [2]int{card, p}
+				if lost, _ := h.x.Counter(card, []string{"port_a_lost", "port_b_lost"}[p]); lost > h.lostNamed[k] {
+					why = "link-down"
+					h.lostNamed[k]++
+				}
+			}
+			c.hwLost(q[n], w, why)
 		}
 	}
 	if n == len(q) {
