@@ -107,6 +107,8 @@ type hw struct {
 	// oldest first: a write that lands ends those before it, which were
 	// lost on the way (PCIe §2.4.1: posted writes do not pass each other).
 	inOrder map[int32][]uint64
+	// ports are each flow's egressPort, by flow.
+	ports []int
 	// lostNamed are, by card and port, how many of the port's lost
 	// TLPs (<port>_lost) a write has been named link-down for.
 	lostNamed map[[2]int]uint64
@@ -203,6 +205,9 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}, numbered: map[uint64]numberedWrite{},
 		inOrder: map[int32][]uint64{}, lostNamed: map[[2]int]uint64{}}
 	h.onDrop = c.hwDropped
+	for _, f := range c.flows {
+		h.ports = append(h.ports, f.egressPort())
+	}
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
 	}
@@ -669,10 +674,19 @@ func (h *hw) postNumbered(rec int32, t *tlp.TLP, seq uint64) {
 	if seq != 0 && len(t.Data) >= 8 {
 		h.numbered[seq] = numberedWrite{rec: rec, key: k}
 		r := &h.c.recs[rec]
-		if f := h.c.flows[r.flow]; r.stage == stPlain && f.egressPort() >= 0 {
+		if r.stage == stPlain && h.port(r.flow) >= 0 {
 			h.inOrder[r.flow] = append(h.inOrder[r.flow], seq)
 		}
 	}
+}
+
+// port is flow fl's egressPort, -1 for a flow that came after the
+// hardware (a served client's).
+func (h *hw) port(fl int32) int {
+	if int(fl) < len(h.ports) {
+		return h.ports[fl]
+	}
+	return -1
 }
 
 // egressPort is the port all the flow's writes leave its O-NIC by, when
@@ -706,7 +720,7 @@ func (c *Cluster) landedInOrder(fl int32, seq uint64) {
 	for ; n < len(q) && q[n] <= seq; n++ {
 		if w, ok := h.numbered[q[n]]; ok && q[n] < seq {
 			why := "rtl-not-delivered"
-			if card, p := f.onic.hw, f.egressPort(); card >= 0 {
+			if card, p := f.onic.hw, h.port(fl); card >= 0 {
 				k := [2]int{card, p}
 				if lost, _ := h.x.Counter(card, []string{"port_a_lost", "port_b_lost"}[p]); lost > h.lostNamed[k] {
 					why = "link-down"
