@@ -100,10 +100,11 @@ type hw struct {
 	// host's memory, by length and payload hash, oldest first.
 	posted map[uint64][]int32
 	// numbered are the writes of posted that carry their number
-	// (giveBytes), by number: how a card's drop names the write (HWDrop).
+	// (giveBytes), by number: how a card's drop names the write
+	// (Hardware.Dropped).
 	numbered map[uint64]numberedWrite
 	// inOrder are, for each flow whose writes all take one path (its
-	// window's port: ordered), the numbers of its writes not yet landed,
+	// window's port: egressPort), the numbers of its writes not yet landed,
 	// oldest first: a write that lands ends those before it, which were
 	// lost on the way (PCIe §2.4.1: posted writes do not pass each other).
 	inOrder map[int32][]uint64
@@ -666,7 +667,7 @@ func (h *hw) Handle(*sim.Sim, uint64) {
 
 // postNumbered is post for write t of record rec, which giveBytes gave
 // number seq (0: none), so that a card's drop names it, and so that, if
-// its flow's writes keep their order (ordered), a later one's landing
+// its flow's writes keep their order (egressPort), a later one's landing
 // does.
 func (h *hw) postNumbered(rec int32, t *tlp.TLP, seq uint64) {
 	k := writeKey(t)

@@ -189,7 +189,7 @@ func (pt *port) full(beats int) bool {
 
 // egressTLPs is how many TLPs the port's link queue holds at most, as
 // the card's egress buffer: the hold buffer's hold_tlps under hold, and
-// under fail manager.FailEgressTLPs, the card's one-TLP-at-a-time buffer.
+// under fail manager.FailEgressTLPs, the card's fail buffer's two TLPs.
 func (o *onicNode) egressTLPs() int {
 	if o.d.Hold {
 		return o.d.HoldTLPs
