@@ -111,9 +111,10 @@ SOAK_HOSTILE_MODEL ?= 20000
 ## the cards compiled at run time against the interpreted ones.
 SOAK_RTL_SESSIONS ?= 200
 ## And random link-partner fault sequences on the model and on the cards
-## (SOAK_RTL_FAULTS sequences in one run), every board top synthesised
-## with Yosys (docs/hdl.md, "Board tops"), and the transfer level against
-## the packet level with the three-party scenario at full size.
+## (SOAK_RTL_FAULTS sequences in one run, for each down policy), every
+## board top synthesised with Yosys (docs/hdl.md, "Board tops"), and the
+## transfer level against the packet level with the three-party scenario
+## at full size.
 SOAK_RTL_FAULTS ?= 300
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
