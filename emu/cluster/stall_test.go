@@ -272,3 +272,48 @@ func TestEgressBufferBounded(t *testing.T) {
 		t.Logf("%s: port A's egress held %d TLPs, %d beats at most; the host's pipeline waited %v for it", policy, q.tlps, q.beats, pt.w.blocked)
 	}
 }
+
+// stallProbe notes, every nanosecond, when a port's pipelines first
+// waited for it and when it first counted as stalled.
+type stallProbe struct {
+	pt                 *port
+	blocked, stalled   sim.Time
+	sawBlock, sawStall bool
+}
+
+func (q *stallProbe) Handle(s *sim.Sim, _ uint64) {
+	if !q.sawBlock && q.pt.blockers > 0 {
+		q.blocked, q.sawBlock = q.pt.blockedAt, true
+	}
+	if !q.sawStall && q.pt.w.stalled {
+		q.stalled, q.sawStall = s.Now(), true
+		return
+	}
+	s.After(sim.Nanosecond, q, 0)
+}
+
+// TestStallWatchTiming: the model's stall watch fires when the card's
+// would, to the nanosecond (its rules are events at exact times, not
+// checks every quarter of the timeout): under hold, a partner that takes
+// nothing from its fault's start has the host's pipeline wait for port
+// A's full hold buffer from some moment on, no TLP goes in while it does,
+// and the slow rule stalls the port half a window of EgressStallCycles
+// later — the window starts as the waiting does.
+func TestStallWatchTiming(t *testing.T) {
+	c := twoPorts("hold", scenario.FaultConfig{Port: "onicB.a", Kind: "stall", From: 20 * time.Microsecond, To: 100 * time.Microsecond})
+	c.Duration = 120 * time.Microsecond
+	cl, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := cl.onics[0].ports[0]
+	q := &stallProbe{pt: pt}
+	cl.s.At(20*sim.Microsecond, q, 0)
+	if _, err := cl.Run(); err != nil {
+		t.Fatal(err)
+	}
+	half := cl.onics[0].cycles(cl.onics[0].d.EgressStallCycles) / 2
+	if d := q.stalled - q.blocked; !q.sawBlock || !q.sawStall || d < half || d > half+2*sim.Nanosecond {
+		t.Errorf("the pipeline waited from %v, the port stalled at %v: want %v later", q.blocked, q.stalled, half)
+	}
+}
