@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "4390538f2ae434d1e3ab93cdb9775df2" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "d97040cb1b71e7b1a095a24583113579" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

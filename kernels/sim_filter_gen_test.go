@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "14fff179e9e172283aa7956b562f8051" }
+func (x *simfilter) Fingerprint() string { return "078cda9c8cbfa78552fc729fe960e858" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "bec4a73803c35fb81b82f7083106e97c" }
+func (x *simhistogram) Fingerprint() string { return "9978c24b2cb525ad40fbcd4ea2953b03" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "8f0e5c342bc3a67bb90480a75b23e047" }
+func (x *simmax_int32) Fingerprint() string { return "0ded9dffd26c3914f3585457fa21301e" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

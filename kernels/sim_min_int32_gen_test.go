@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "31b2c158ad36e6ee43eb736772843dcb" }
+func (x *simmin_int32) Fingerprint() string { return "85f0cffe95a6ec89f1ed064e87f95331" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

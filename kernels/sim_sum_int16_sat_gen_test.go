@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "d90a4b7432366db3ac6e8db2b657940b" }
+func (x *simsum_int16_sat) Fingerprint() string { return "70d9670c3c01f6d468b4aa3f68cff6dc" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

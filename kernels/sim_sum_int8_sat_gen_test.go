@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "b197412ee5ddb2892847e2a8e06b19b5" }
+func (x *simsum_int8_sat) Fingerprint() string { return "71eccb0fc37cdbe059dbb154607bf8ac" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "e4f0e6c5e7d5394f797ebc43a3f937c7" }
+func (x *regloops) Fingerprint() string { return "17262c6a02e73d2fd3d854cea9eb817d" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

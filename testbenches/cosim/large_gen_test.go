@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "25fbd0c6cd5334eebbfd3ae498c86465" }
+func (x *largeSim) Fingerprint() string { return "6aa4c46ba72169df43a7742ad4e96b2b" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "abc5a1b54de12f8906bfe1a12f55a87c" }
+func (x *managerSim) Fingerprint() string { return "fe4fae0594f301b23c125b786a53c7da" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }

@@ -55,7 +55,10 @@ type axisPacket struct {
 // pipeline); every read does too, host B answers it on RC, card B's remote
 // table sends the completion back over the link, and card A's port
 // pipeline hands it to CC with A's local requester back: the completion
-// host A receives is the one the models predict.
+// host A receives is the one the models predict. Card B's RQ keeps the
+// order PCIe requires of it (Base Specification §2.4.1, Table 2-40): a read
+// never passes a write sent before it, and reads and writes each keep
+// their order, while a write may pass a read waiting for a tag.
 func TestTwoFullCards(t *testing.T) {
 	tools.Long(t)
 	link := testLink(t)
@@ -159,10 +162,20 @@ func TestTwoFullCards(t *testing.T) {
 	}
 	var rqPkt, ccPkt axisPacket
 	localTags := map[uint16]bool{}
-	var gotRQ, gotCC, wantCC []string
+	var gotCC, wantCC []string
+	gotRQ := make([]string, len(wantRQ)) // in wantRQ's order
+	got := 0                             // requests at RQ
+	next := func(i int, k tlp.Kind) int {
+		for i < len(wantReq) && wantReq[i].Kind() != k {
+			i++
+		}
+		return i
+	}
+	// The first read and the first write not yet at RQ.
+	nextRead, nextWrite := next(0, tlp.MRd), next(0, tlp.MWr)
 	var rcBeats []func(*dut) // host B's answers, queued as its reads arrive
 	bi, ri, upAt, flips := 0, 0, -1, 0
-	for cyc := 0; cyc < 30000+300*len(wantRQ) && (len(gotCC) < reads || len(gotRQ) < len(wantRQ)); cyc++ {
+	for cyc := 0; cyc < 30000+300*len(wantRQ) && (len(gotCC) < reads || got < len(wantRQ)); cyc++ {
 		in := [2]word{ba[cyc%delay], ab[cyc%delay]}
 		rqReady := r.IntN(4) != 0
 		for k, s := range []*dut{a, b} {
@@ -218,7 +231,20 @@ func TestTwoFullCards(t *testing.T) {
 				// which no other outstanding read has; its completion gets
 				// the read's own tag back.
 				orig := uint16(0)
-				if k := len(gotRQ); k < len(wantReq) && x.Kind() == tlp.MRd {
+				k := &nextWrite
+				if x.Kind() == tlp.MRd {
+					k = &nextRead
+				}
+				if *k >= len(wantReq) {
+					t.Fatalf("RQ at card B: %s, not one host A sent", x.String())
+				}
+				if x.Kind() == tlp.MRd && nextWrite < *k {
+					t.Fatalf("RQ at card B: read %d passed write %d (PCIe §2.4.1)", *k, nextWrite)
+				}
+				slot := *k
+				*k = next(*k+1, x.Kind())
+				got++
+				if k := slot; x.Kind() == tlp.MRd {
 					orig = wantReq[k].Tag
 					// Model A sends it out of port A with a tag of the
 					// port's, model B takes it: now, as card B sends it
@@ -240,9 +266,9 @@ func TestTwoFullCards(t *testing.T) {
 					localTags[x.Tag] = true
 					y := x
 					y.Tag = orig
-					gotRQ = append(gotRQ, y.String())
+					gotRQ[k] = y.String()
 				} else {
-					gotRQ = append(gotRQ, x.String())
+					gotRQ[k] = x.String()
 				}
 				if x.Kind() == tlp.MRd {
 					// Host B answers with data from its memory.
@@ -339,7 +365,7 @@ func TestTwoFullCards(t *testing.T) {
 	if len(wantCC) != reads || fmt.Sprint(gotCC) != fmt.Sprint(wantCC) {
 		t.Fatalf("card A's CC (%d reads):\n got  %v\n want %v", reads, gotCC, wantCC)
 	}
-	t.Logf("%d requests across, %d completions back; %d bits flipped, replays %d (A) %d (B)", len(gotRQ), len(gotCC), flips,
+	t.Logf("%d requests across, %d completions back; %d bits flipped, replays %d (A) %d (B)", got, len(gotCC), flips,
 		a.get("port_a_replays")[0], b.get("port_a_replays")[0])
 	if a.get("port_a_replays")[0]+b.get("port_a_replays")[0] == 0 {
 		t.Fatal("no frame was damaged and replayed: the test needs more flipped bits")

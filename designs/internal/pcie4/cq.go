@@ -65,10 +65,10 @@ var requestTypes = func() []struct {
 // toward the block (with the block's own names, so it connects to the IP
 // instance by name) and tlp_* toward the manager (tlp_func: the
 // descriptor's target function, 0 for the O-NIC and 1-3 for the
-// stand-ins of lent devices). A packet takes one
-// cycle more than its beats (the last beat is flushed on its own), and
-// each output beat is the previous input beat's last 48 bytes and the
-// next one's first 16.
+// stand-ins of lent devices). Packets take a beat a cycle, back to back
+// (a packet's last bytes, when they need a beat of their own, leave as
+// the next packet's first beat comes in), and each output beat is the
+// previous input beat's last 48 bytes and the next one's first 16.
 func CQ(m *ir.Module) {
 	m.Describe("m_axis_cq_", "From the PCIe block: completer requests (PG213 CQ), a 16-byte descriptor then the payload, 512 bits, straddling off.")
 	m.Describe("tlp_", "To the manager: the requests as TLPs, a 128-bit header (DW0 in the top bits), the payload from byte 0 of the first beat, a keep bit per DW; sop and eop frame a TLP; func and bar are the physical function and BAR the block matched.")

@@ -89,57 +89,63 @@ func TestCQAgainstModel(t *testing.T) {
 			beats = append(beats, [3]any{pkt[off:end], keep, [2]uint64{b2u(end == len(pkt)), user}})
 		}
 	}
-	s := newBench(t, cqModule(t))
-	var got []want
-	var cur []byte
-	var curBAR, curFn int
-	bi := 0
-	for cycle := 0; cycle < 40*len(beats) && len(got) < len(wants); cycle++ {
-		offer := bi < len(beats) && r.IntN(4) != 0
-		if offer {
-			b := beats[bi]
-			lu := b[2].([2]uint64)
-			s.set("m_axis_cq_tdata", words(b[0].([]byte), 512)...)
-			s.set("m_axis_cq_tkeep", b[1].(uint64))
-			s.set("m_axis_cq_tlast", lu[0])
-			s.set("m_axis_cq_tuser", lu[1], 0, 0)
-		} else {
-			s.set("m_axis_cq_tdata", words(nil, 512)...) // nothing valid: garbage would do too
-		}
-		s.set("m_axis_cq_tvalid", b2u(offer))
-		ready := r.IntN(3) != 0
-		s.set("tlp_ready", b2u(ready))
-		s.Settle()
-		if offer && s.get("m_axis_cq_tready")[0] == 1 {
-			bi++
-		}
-		if s.get("tlp_valid")[0] == 1 && ready {
-			hdrW := s.get("tlp_hdr")
-			var hdr [16]byte
-			binary.BigEndian.PutUint64(hdr[:], hdrW[1])
-			binary.BigEndian.PutUint64(hdr[8:], hdrW[0])
-			if s.get("tlp_sop")[0] == 1 {
-				h := tlp.Header(hdr[:])
-				cur = append([]byte(nil), hdr[:h.HeaderLen()]...)
-				curBAR, curFn = int(s.get("tlp_bar")[0]), int(s.get("tlp_func")[0])
+	// Then at full rate, offered without a gap and never held back: the
+	// adapter takes a beat every cycle, packets back to back.
+	for _, full := range []bool{false, true} {
+		s := newBench(t, cqModule(t))
+		var got []want
+		var cur []byte
+		var curBAR, curFn int
+		bi := 0
+		for cycle := 0; cycle < 40*len(beats) && len(got) < len(wants); cycle++ {
+			offer := bi < len(beats) && (full || r.IntN(4) != 0)
+			if offer {
+				b := beats[bi]
+				lu := b[2].([2]uint64)
+				s.set("m_axis_cq_tdata", words(b[0].([]byte), 512)...)
+				s.set("m_axis_cq_tkeep", b[1].(uint64))
+				s.set("m_axis_cq_tlast", lu[0])
+				s.set("m_axis_cq_tuser", lu[1], 0, 0)
+			} else {
+				s.set("m_axis_cq_tdata", words(nil, 512)...) // nothing valid: garbage would do too
 			}
-			keep := s.get("tlp_keep")[0]
-			cur = dws(cur, s.bytes("tlp_data"), keep)
-			if s.get("tlp_eop")[0] == 1 {
-				got = append(got, want{cur, curBAR, curFn})
+			s.set("m_axis_cq_tvalid", b2u(offer))
+			ready := full || r.IntN(3) != 0
+			s.set("tlp_ready", b2u(ready))
+			s.Settle()
+			if offer && s.get("m_axis_cq_tready")[0] == 1 {
+				bi++
+			} else if offer && full {
+				t.Fatalf("at full rate: beat %d of %d waited", bi, len(beats))
 			}
+			if s.get("tlp_valid")[0] == 1 && ready {
+				hdrW := s.get("tlp_hdr")
+				var hdr [16]byte
+				binary.BigEndian.PutUint64(hdr[:], hdrW[1])
+				binary.BigEndian.PutUint64(hdr[8:], hdrW[0])
+				if s.get("tlp_sop")[0] == 1 {
+					h := tlp.Header(hdr[:])
+					cur = append([]byte(nil), hdr[:h.HeaderLen()]...)
+					curBAR, curFn = int(s.get("tlp_bar")[0]), int(s.get("tlp_func")[0])
+				}
+				keep := s.get("tlp_keep")[0]
+				cur = dws(cur, s.bytes("tlp_data"), keep)
+				if s.get("tlp_eop")[0] == 1 {
+					got = append(got, want{cur, curBAR, curFn})
+				}
+			}
+			s.Step()
 		}
-		s.Step()
-	}
-	if len(got) != len(wants) {
-		t.Fatalf("%d of %d requests came out", len(got), len(wants))
-	}
-	for i := range wants {
-		if !bytes.Equal(got[i].enc, wants[i].enc) || got[i].bar != wants[i].bar || got[i].fn != wants[i].fn {
-			var a, b tlp.TLP
-			a.Decode(got[i].enc)
-			b.Decode(wants[i].enc)
-			t.Fatalf("request %d:\n got %s (function %d, BAR %d)\nwant %s (function %d, BAR %d)", i, a.String(), got[i].fn, got[i].bar, b.String(), wants[i].fn, wants[i].bar)
+		if len(got) != len(wants) {
+			t.Fatalf("%d of %d requests came out", len(got), len(wants))
+		}
+		for i := range wants {
+			if !bytes.Equal(got[i].enc, wants[i].enc) || got[i].bar != wants[i].bar || got[i].fn != wants[i].fn {
+				var a, b tlp.TLP
+				a.Decode(got[i].enc)
+				b.Decode(wants[i].enc)
+				t.Fatalf("request %d:\n got %s (function %d, BAR %d)\nwant %s (function %d, BAR %d)", i, a.String(), got[i].fn, got[i].bar, b.String(), wants[i].fn, wants[i].bar)
+			}
 		}
 	}
 }

@@ -25,8 +25,8 @@ const (
 // address's 7 low bits, as the TLP carries them); the block's error code
 // and request-completed flag leave on tlp_error and tlp_done, read with
 // the first beat. Like CQ, each output beat is one input beat's last 52
-// bytes and the next one's first 12, and a packet costs one cycle more
-// than its beats.
+// bytes and the next one's first 12, and packets take a beat a cycle,
+// back to back.
 func RC(m *ir.Module) {
 	m.Describe("m_axis_rc_", "From the PCIe block: requester completions (PG213 RC), a 12-byte descriptor then the payload.")
 	m.Describe("tlp_", "To the card: the completions, a 96-bit header (DW0 in the top bits), the block's error code, whether the request is done, the payload from byte 0, keep, sop and eop.")

@@ -58,54 +58,60 @@ func TestRCAgainstModel(t *testing.T) {
 			beats = append(beats, [3]any{pkt[off:end], uint64(1)<<((end-off+3)/4) - 1, end == len(pkt)})
 		}
 	}
-	s := newBench(t, rcModule(t))
-	var got []tlp.TLP
-	var gotDone []bool
-	var cur []byte
-	var curDone bool
-	bi := 0
-	for cycle := 0; cycle < 40*len(beats) && len(got) < len(want); cycle++ {
-		offer := bi < len(beats) && r.IntN(4) != 0
-		if offer {
-			b := beats[bi]
-			s.set("m_axis_rc_tdata", words(b[0].([]byte), 512)...)
-			s.set("m_axis_rc_tkeep", b[1].(uint64))
-			s.set("m_axis_rc_tlast", b2u(b[2].(bool)))
-		}
-		s.set("m_axis_rc_tvalid", b2u(offer))
-		ready := r.IntN(3) != 0
-		s.set("tlp_ready", b2u(ready))
-		s.Settle()
-		if offer && s.get("m_axis_rc_tready")[0] == 1 {
-			bi++
-		}
-		if s.get("tlp_valid")[0] == 1 && ready {
-			if s.get("tlp_sop")[0] == 1 {
-				hw := s.get("tlp_hdr")
-				var h [16]byte
-				binary.BigEndian.PutUint64(h[:], hw[1])
-				binary.BigEndian.PutUint64(h[8:], hw[0])
-				cur = append([]byte(nil), h[4:]...)
-				curDone = s.get("tlp_done")[0] == 1
+	// Then at full rate, offered without a gap and never held back: the
+	// adapter takes a beat every cycle, packets back to back.
+	for _, full := range []bool{false, true} {
+		s := newBench(t, rcModule(t))
+		var got []tlp.TLP
+		var gotDone []bool
+		var cur []byte
+		var curDone bool
+		bi := 0
+		for cycle := 0; cycle < 40*len(beats) && len(got) < len(want); cycle++ {
+			offer := bi < len(beats) && (full || r.IntN(4) != 0)
+			if offer {
+				b := beats[bi]
+				s.set("m_axis_rc_tdata", words(b[0].([]byte), 512)...)
+				s.set("m_axis_rc_tkeep", b[1].(uint64))
+				s.set("m_axis_rc_tlast", b2u(b[2].(bool)))
 			}
-			keep := s.get("tlp_keep")[0]
-			cur = dws(cur, s.bytes("tlp_data"), keep)
-			if s.get("tlp_eop")[0] == 1 {
-				var x tlp.TLP
-				if err := x.Decode(cur); err != nil {
-					t.Fatalf("completion %d: %v (%x)", len(got), err, cur)
+			s.set("m_axis_rc_tvalid", b2u(offer))
+			ready := full || r.IntN(3) != 0
+			s.set("tlp_ready", b2u(ready))
+			s.Settle()
+			if offer && s.get("m_axis_rc_tready")[0] == 1 {
+				bi++
+			} else if offer && full {
+				t.Fatalf("at full rate: beat %d of %d waited", bi, len(beats))
+			}
+			if s.get("tlp_valid")[0] == 1 && ready {
+				if s.get("tlp_sop")[0] == 1 {
+					hw := s.get("tlp_hdr")
+					var h [16]byte
+					binary.BigEndian.PutUint64(h[:], hw[1])
+					binary.BigEndian.PutUint64(h[8:], hw[0])
+					cur = append([]byte(nil), h[4:]...)
+					curDone = s.get("tlp_done")[0] == 1
 				}
-				got, gotDone = append(got, x), append(gotDone, curDone)
+				keep := s.get("tlp_keep")[0]
+				cur = dws(cur, s.bytes("tlp_data"), keep)
+				if s.get("tlp_eop")[0] == 1 {
+					var x tlp.TLP
+					if err := x.Decode(cur); err != nil {
+						t.Fatalf("completion %d: %v (%x)", len(got), err, cur)
+					}
+					got, gotDone = append(got, x), append(gotDone, curDone)
+				}
 			}
+			s.Step()
 		}
-		s.Step()
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d of %d completions came out", len(got), len(want))
-	}
-	for i := range want {
-		if got[i].String() != want[i].String() || gotDone[i] != wantDone[i] {
-			t.Fatalf("completion %d (done %v, want %v):\n got %s\nwant %s", i, gotDone[i], wantDone[i], got[i].String(), want[i].String())
+		if len(got) != len(want) {
+			t.Fatalf("%d of %d completions came out", len(got), len(want))
+		}
+		for i := range want {
+			if got[i].String() != want[i].String() || gotDone[i] != wantDone[i] {
+				t.Fatalf("completion %d (done %v, want %v):\n got %s\nwant %s", i, gotDone[i], wantDone[i], got[i].String(), want[i].String())
+			}
 		}
 	}
 }

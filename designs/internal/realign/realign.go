@@ -2,7 +2,8 @@
 // room for, or remove, a descriptor at its front: the receive side of
 // AMD's CQ and RC interfaces and of the optical link's deframer (Strip),
 // the transmit side of CC, RQ and the framer (Prepend). Both keep one beat
-// of state and cost at most one extra cycle per packet.
+// of state. Neither costs more cycles than the wider of its input and
+// output: Strip takes a beat every cycle, Prepend sends one.
 //
 // It is part of onic's own machinery, not its stable Go API (see
 // docs/architecture.md, "What users may import").
@@ -27,8 +28,9 @@ type Beats struct {
 // sideband worked out from it, as named fields) replaces; the payload
 // after it is realigned to start at byte 0, each output beat one input
 // beat's last (16 - descDWs) DWs and the next one's first descDWs. A
-// packet costs its beats plus one cycle: its last bytes leave on their
-// own. The result comes through a register slice that keeps each field
+// packet's last bytes, when they did not leave with its last beat, leave
+// on their own in the cycle that takes the next packet's first beat, so
+// packets cost their input beats, back to back. The result comes through a register slice that keeps each field
 // apart (axis.SkidFields): meta's fields, then data, keep, sop and eop.
 func Strip(m *ir.Module, in Beats, last ir.Value, meta []axis.Field, descDWs int) axis.Fields {
 	ir.Helper()
@@ -65,12 +67,13 @@ func Strip(m *ir.Module, in Beats, last ir.Value, meta []axis.Field, descDWs int
 	outReady := m.Wire("out_ready", 1)
 
 	// An input beat is taken when nothing is held (a packet's first
-	// beat), or when the held DWs go out with it.
-	ready := m.Named("accept", m.Or(empty, m.And(open, outReady)))
+	// beat), when the held DWs go out with it, or when the held packet's
+	// last DWs are flushed (the next packet's first beat).
+	ready := m.Named("accept", m.Or(empty, outReady))
 	m.Assign(in.Ready, ready)
 	take := m.Named("take", m.And(in.Valid, ready))
 	sent := m.Named("sent", m.And(outValid, outReady))
-	start := m.Named("start", m.And(take, empty))
+	start := m.Named("start", m.And(take, m.Or(empty, heldLast)))
 	m.SetNext(held, m.Slice(in.Data, 32*descDWs, 32*restDWs))
 	m.SetEnable(held, take)
 	m.SetNext(heldKeep, restKeep)
@@ -84,7 +87,7 @@ func Strip(m *ir.Module, in Beats, last ir.Value, meta []axis.Field, descDWs int
 	// What is held after this edge: a packet continues while its input
 	// has not ended, and its last DWs wait for a flush unless they went
 	// out with the beat that ended it; a one-beat packet (even one with
-	// no payload, a read's header) is flushed on its own.
+	// no payload, a read's header) is flushed in the next cycle.
 	nextValid := m.Named("held_valid_next", m.Mux(take, m.Or(m.Not(last), m.Not(restEmpty)), m.And(heldValid, m.Not(m.And(flush, sent)))))
 	m.SetNext(heldValid, m.Mux(m.And(start, last), m.Const(1, 1), nextValid))
 	m.SetNext(heldLast, m.Mux(take, last, m.And(heldLast, m.Not(sent))))

@@ -107,10 +107,10 @@ module onic_pcie4_cq (
     assign out_data = {next_data, held_data};
     assign out_keep = {next_keep, held_keep};
     assign out_ready = out_slice_skid_empty;
-    assign accept = held_empty | (held_open & out_ready);
+    assign accept = held_empty | out_ready;
     assign take = m_axis_cq_tvalid & accept;
     assign sent = out_valid & out_ready;
-    assign start = take & held_empty;
+    assign start = take & (held_empty | held_last);
     assign held_valid_next = take ? ((~m_axis_cq_tlast) | (~rest_empty))
                              : (held_valid & (~(flush & sent)));
     assign out_slice_out_ready = tlp_ready;
