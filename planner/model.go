@@ -30,14 +30,17 @@ import (
 	"onic/pcie/lanes"
 )
 
-// Defaults of the cost model, measured on the emulator: a Gen3 x16 host
-// link carries 110.4 Gb/s of 64 KiB DMA writes at MPS 256 (linkbench's
-// model and the emulator agree), and a circuit on FLEET's lane plan
-// 97.96 Gb/s each way with both ways busy (`onic emu run`, two-party):
-// the optical link layer sends whole 512-bit words, five for a 256-byte
-// write, and its Acks and credit updates share the words.
+// Defaults of the cost model, measured on the emulator: an O-NIC's host
+// side carries 102.4 Gb/s of 64 KiB DMA writes at MPS 256 each way — the
+// PCIe block's 512-bit CQ and RQ interfaces at 250 MHz, straddling off,
+// take a write's 16-byte descriptor and 256 bytes in five beats (PG213),
+// below the 110.4 Gb/s the Gen3 x16 link itself carries (linkbench's
+// model) — and a circuit on FLEET's lane plan 97.96 Gb/s each way with
+// both ways busy (`onic emu run`, two-party): the optical link layer
+// sends whole 512-bit words, five for a 256-byte write, and its Acks and
+// credit updates share the words.
 const (
-	DefaultRateGbps = 110.4
+	DefaultRateGbps = 102.4
 	DefaultPortGbps = 97.96
 	DefaultHop      = 2 * time.Microsecond
 )

@@ -301,10 +301,10 @@ func faultsAgainstModel(t *testing.T, policy string) {
 // sameTLPs holds the model and the cards to losing the same writes
 // (lost, each side's by flow and request number): over a run of six
 // sequences or more, 85% of the writes the cards lost are ones the model
-// lost too, and of the writes either lost, at least three in five both
-// lost. (Over 36 sequences: 95% and 74% under hold, 90% and 79% under
-// fail.) It logs each faulty flow's losses on both, as runs of
-// request numbers.
+// lost too, and of the writes either lost, at least seven in ten both
+// lost. (Over 36 sequences: 96% and 83% under hold, 89% and 83% under
+// fail; over make test's six, 96% and 77%, 88% and 84%.) It logs each
+// faulty flow's losses on both, as runs of request numbers.
 func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[string]map[int]string) {
 	t.Helper()
 	var both, cards, either int
@@ -325,7 +325,7 @@ func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[str
 		}
 	}
 	t.Logf("writes lost: %d on the cards, %d of them on the model too; %d on either", cards, both, either)
-	if len(kinds) >= 6 && (20*both < 17*cards || 5*both < 3*either) {
+	if len(kinds) >= 6 && (20*both < 17*cards || 10*both < 7*either) {
 		t.Errorf("the model and the cards lost different writes: %d on the cards, %d of them on the model too, %d on either", cards, both, either)
 	}
 }

@@ -926,11 +926,7 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 		return 0
 	}
 	now := c.s.Now()
-	payload := 0
-	if m.t.Kind().HasData() {
-		payload = int(m.t.Length) * 4
-	}
-	start := o.pl.take(m.from, payload, now)
+	start := o.pl.take(m.from, !m.t.Kind().IsRequest(), payloadBytes(&m.t), now)
 	wait = start - now
 	ready := max(start, o.stalled) + o.pl.latency
 	o.apply(m, ready)
@@ -978,7 +974,7 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 			o.toPort(o.ports[portOf(out.Egress)], m, ready)
 		case ntb.EgressHost:
 			out.Apply(&m.t)
-			sendAt(o.link, 1, m, ready)
+			o.toHost(m, ready)
 		case ntb.EgressKernel:
 			if r := o.slotFlash[out.Egress.Slot]; r != nil {
 				o.hold(r, m, out.Address)
@@ -1005,7 +1001,7 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 						cpl := c.newMsg()
 						c.attach(cpl, m.rec)
 						cpl.t = t
-						sendAt(o.link, 1, cpl, ready)
+						o.toHost(cpl, ready)
 					}
 					c.release(m)
 					return
@@ -1023,7 +1019,7 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 		c.attach(cpl, m.rec)
 		cpl.t = pcie.Completion(&m.t, o.self, out.Status, nil)
 		if m.from == manager.FromHost {
-			sendAt(o.link, 1, cpl, ready)
+			o.toHost(cpl, ready)
 		} else {
 			o.toPort(o.ports[int(m.from)-1], cpl, ready)
 		}
@@ -1035,6 +1031,12 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 		// for one, and nothing behind it does.
 		o.tagWait = append(o.tagWait, m)
 	}
+}
+
+// toHost sends m to the O-NIC's host once the PCIe block's RQ or CC
+// interface has taken it (pipeline.send), at ready at the earliest.
+func (o *onicNode) toHost(m *msg, ready sim.Time) {
+	sendAt(o.link, 1, m, o.pl.send(!m.t.Kind().IsRequest(), payloadBytes(&m.t), ready))
 }
 
 // retryTagWait offers the oldest request waiting for a tag to the

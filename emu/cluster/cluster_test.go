@@ -582,9 +582,11 @@ func TestRecordsReused(t *testing.T) {
 // TestKernelBackpressure: an opaque kernel in onicA3 that takes 40 Gb/s,
 // less than the ~85 Gb/s arriving, fills its input buffer and stalls the
 // manager, and what reaches C is held to the kernel's rate instead of
-// queueing without bound. Clocked at 100 MHz instead, the O-NIC's 512-bit
-// manager itself takes 51.2 Gb/s, which paces the library kernel (64
-// bytes a cycle at the same clock) so that it never stalls.
+// queueing without bound. Clocked at 100 MHz instead, the O-NIC's port
+// takes a 256-byte write in five 512-bit beats (its deframer's fifth
+// carries the frame's token and header slot), 40.96 Gb/s, which paces
+// the library kernel (64 bytes a cycle at the same clock) so that it
+// never stalls.
 func TestKernelBackpressure(t *testing.T) {
 	c := scenario.Pipeline()
 	c.ONICs[2].Kernels[0] = scenario.KernelConfig{Slot: 1, Name: "slow-transform", Opaque: true, Gbps: 40, Egress: "port-a", Translated: 1 << 32}
@@ -605,12 +607,12 @@ func TestKernelBackpressure(t *testing.T) {
 	r = run(t, c)
 	balanced(t, r.Accounting)
 	k = r.ONICs[2].Kernels[0]
-	if k.GbpsIn < 45 || k.GbpsIn > 51.3 || k.StallNs != 0 {
+	if k.GbpsIn < 36 || k.GbpsIn > 41 || k.StallNs != 0 {
 		t.Errorf("kernel behind a 100 MHz manager %+v", k)
 	}
 	for _, f := range r.Flows {
-		if f.Name == "A->C" && (f.Gbps > 25.7 || f.Gbps < 20) {
-			t.Errorf("A->C at %.1f Gb/s: not held to the manager's 51.2 Gb/s in, half out", f.Gbps)
+		if f.Name == "A->C" && (f.Gbps > 20.5 || f.Gbps < 16) {
+			t.Errorf("A->C at %.1f Gb/s: not held to the port's 40.96 Gb/s in, half out", f.Gbps)
 		}
 	}
 	c = scenario.Pipeline()
@@ -721,8 +723,10 @@ func TestOffload(t *testing.T) {
 		t.Errorf("flow %+v, %d MSIs", f, a.Interrupts)
 	}
 	// 256 KiB at 64 bytes a cycle at 250 MHz is 16.4 us; the host link
-	// (about 110 Gb/s of writes) is slower: 19 us.
-	if k.Tasks != uint64(a.Interrupts) || k.TasksRefused != 0 || k.MeanTaskNs < 16_400 || k.MeanTaskNs > 20_000 || k.Dropped != nil {
+	// (about 110 Gb/s of writes) is slower, and the PCIe block's CQ
+	// slower still: five beats for each 256-byte write and its
+	// descriptor, 20.5 us.
+	if k.Tasks != uint64(a.Interrupts) || k.TasksRefused != 0 || k.MeanTaskNs < 20_480 || k.MeanTaskNs > 21_000 || k.Dropped != nil {
 		t.Errorf("kernel %+v", k)
 	}
 	if f.P50Ns < k.MeanTaskNs || f.P50Ns > k.MeanTaskNs+2000 {

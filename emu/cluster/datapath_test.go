@@ -36,7 +36,10 @@ func buildRun(t *testing.T, c scenario.Config) (*Cluster, Report) {
 // TestManagerDataPath: the manager takes one data-path-wide beat per cycle
 // from each ingress. At the default 512 bits and 250 MHz (128 Gb/s) it
 // does not limit a Gen3 x16 exchange (the optical link's whole words do,
-// at about 98 Gb/s); with onicA at 256 bits both directions through
+// at about 98 Gb/s): the host's writes wait only for the PCIe block's CQ
+// (five beats for a 256-byte write and its descriptor, 102 Gb/s, against
+// the host link's 110), a few at a time, within what the host link's
+// credits let in; with onicA at 256 bits both directions through
 // onicA (its host ingress for A->B, its port ingress for B->A) are held
 // to 64 Gb/s of 256-byte writes (8 beats of 32 bytes per 32 ns), and the
 // manager's backlog holds A's host link back through its credits instead
@@ -51,7 +54,7 @@ func TestManagerDataPath(t *testing.T) {
 		}
 	}
 	for _, o := range br.ONICs {
-		if o.Pipeline != nil {
+		if !notBusy(o.Pipeline) {
 			t.Fatalf("default manager: %s reports TLPs held back: %+v", o.Name, *o.Pipeline)
 		}
 	}
@@ -76,7 +79,7 @@ func TestManagerDataPath(t *testing.T) {
 		}
 		t.Logf("%s: A->B %.2f Gb/s, B->A %.2f Gb/s, %d credit stalls on A's host link (%d by default)",
 			name, r.Flows[0].Gbps, r.Flows[1].Gbps, cl.onics[0].link.Stats(0).CreditStalls, baseStalls)
-		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || st < 2*baseStalls {
+		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || 2*st < 3*baseStalls {
 			t.Errorf("%s: A's host link stalled for credits %d times (%d with the default manager)", name, st, baseStalls)
 		}
 		if got := cl.onics[0].regs.block.Read(pmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
@@ -89,7 +92,7 @@ func TestManagerDataPath(t *testing.T) {
 		// directions, and names its data path.
 		p := r.ONICs[0].Pipeline
 		if p == nil || p.Waited == 0 || p.MaxWaitNs < p.MeanWaitNs || p.Busy[0] < 0.95 || p.Busy[1] < 0.95 || p.Busy[2] != 0 ||
-			float64(p.DataWidth)*p.ClockMHz != 64000 || r.ONICs[1].Pipeline != nil {
+			float64(p.DataWidth)*p.ClockMHz != 64000 || !notBusy(r.ONICs[1].Pipeline) {
 			t.Errorf("%s: pipeline report %+v (onicB: %+v)", name, p, r.ONICs[1].Pipeline)
 		}
 		var text strings.Builder
@@ -98,6 +101,13 @@ func TestManagerDataPath(t *testing.T) {
 			t.Errorf("%s: the text report does not show the manager holding TLPs back:\n%s", name, text.String())
 		}
 	}
+}
+
+// notBusy says whether a pipeline report is absent or names only short
+// waits (under 1.5 µs, what a host link's credits let in) at ingresses
+// never busy the whole run: no bottleneck.
+func notBusy(p *PipelineReport) bool {
+	return p == nil || p.MaxWaitNs <= 1500 && p.Busy[0] < 0.99 && p.Busy[1] < 0.99 && p.Busy[2] < 0.99
 }
 
 // TestDeployedDataPath: a full reflash with an image built for a 256-bit

@@ -331,9 +331,11 @@ func (o *onicNode) reflashed(n int) {
 		o.kernels = r.ks
 		o.running, o.slotKernel = r.im, [maxKernelSlots]*firmware.SlotManifest{}
 		o.reflashTime += ps(r.cost.Total)
+		o.pl.replaying = true
 		for _, h := range r.held {
 			o.decide(h.m)
 		}
+		o.pl.replaying = false
 		return
 	}
 	r := o.slotFlash[n]

@@ -211,6 +211,14 @@ func (c *Cluster) runCarried(end sim.Time, step func(sim.Time)) {
 			step(c.scn())
 			continue
 		}
+		if c.ramping(f.since(c)) {
+			// Transfers that began with the last transient are still
+			// in flight: their latencies are its, not the steady
+			// state's.
+			runTo(min(next, now+f.minSample))
+			step(c.scn())
+			continue
+		}
 		ref := c.untilSettles(-1, next-3*f.minSample-c.offset)
 		if ref < 0 {
 			continue
@@ -226,11 +234,17 @@ func (c *Cluster) runCarried(end sim.Time, step func(sim.Time)) {
 				break
 			}
 		}
-		c.untilSettles(ref, next-3*(c.scn()-now)-c.offset)
 		l := c.scn() - now
+		if !c.untilInPhase(ref, now+l+l/4-c.offset, next-3*l-c.offset) {
+			// The flows did not come back to where they were: they
+			// were not in their steady cycle yet. Start again here.
+			f.end(c)
+			continue
+		}
+		l = c.scn() - now
 		f.middle(c)
 		runTo(now + 2*l)
-		c.untilSettles(ref, min(now+2*l+l/2, end)-c.offset)
+		c.untilInPhase(ref, now+2*l+l/4-c.offset, min(now+2*l+l/2, end)-c.offset)
 		step(c.scn())
 		skip := next - l - c.scn()
 		for _, fl := range c.flows {
@@ -266,6 +280,48 @@ func (c *Cluster) untilSettles(ref int, limit sim.Time) int {
 	return -1
 }
 
+// untilInPhase runs events until flow ref finishes a transfer with every
+// flow at the phase of its own cycle it had when the samples began
+// (inPhase), and says whether one did; past soft, it stops at ref's next
+// finish, up to hard (the engine's times). A flow's transfers need not finish evenly: with several in
+// flight behind another flow's on one link they finish in bursts, a
+// depth's worth at a time, so that samples whose edges fell at different
+// points of the bursts would count a flow up to a depth of transfers too
+// many or too few — in phase, each flow's count is whole bursts.
+func (c *Cluster) untilInPhase(ref int, soft, hard sim.Time) bool {
+	for c.untilSettles(ref, hard) >= 0 {
+		if c.fid.inPhase(c) {
+			return true
+		}
+		if c.s.Now() >= soft {
+			break
+		}
+	}
+	return false
+}
+
+// inPhase says whether every flow that finished at least two transfers in
+// the samples is where it was in its cycle when they began: as long since
+// its last finish, which came as long after the one before, within 1% of
+// its mean time between finishes.
+func (f *fidelity) inPhase(c *Cluster) bool {
+	now := c.scn()
+	for _, fl := range c.flows {
+		s := &fl.sample
+		if s.n < 2 {
+			continue
+		}
+		eps := (c.s.Now() - f.start) / sim.Time(100*s.n)
+		if d := now - fl.lastEnd - s.phase; d > eps || d < -eps {
+			return false
+		}
+		if d := fl.lastGap - s.gap; d > eps || d < -eps {
+			return false
+		}
+	}
+	return true
+}
+
 // begin starts the samples: the counters as they are now.
 func (f *fidelity) begin(c *Cluster) {
 	f.start = c.s.Now()
@@ -273,9 +329,33 @@ func (f *fidelity) begin(c *Cluster) {
 	f.snap = f.snap[:0]
 	c.counters(func(p *uint64) { f.snap = append(f.snap, *p) })
 	f.why = maps.Clone(c.why)
+	since := f.since(c)
 	for _, fl := range c.flows {
-		fl.sample = flowSample{on: true, bytes: fl.bytes, ok: fl.ok, bad: fl.bad, lat: fl.sample.lat[:0]}
+		fl.sample = flowSample{on: true, since: since, phase: c.scn() - fl.lastEnd, gap: fl.lastGap, bytes: fl.bytes, ok: fl.ok, bad: fl.bad,
+			lat: fl.sample.lat[:0]}
 	}
+}
+
+// since is the last transient passed, on the engine's clock: a transfer
+// that began at or before it does not show the steady state.
+func (f *fidelity) since(c *Cluster) sim.Time {
+	if i, _ := slices.BinarySearch(f.transients, c.scn()+1); i > 0 {
+		return f.transients[i-1] - c.offset
+	}
+	return 0
+}
+
+// ramping says whether a transfer that began at or before since (on the
+// engine's clock) is in flight.
+func (c *Cluster) ramping(since sim.Time) bool {
+	for _, fl := range c.flows {
+		for _, x := range fl.xfers {
+			if x.left > 0 && x.start <= since {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // end stops sampling.
@@ -307,9 +387,13 @@ func (f *fidelity) middle(c *Cluster) {
 }
 
 // steady says whether the second sample (l2 long) went as the first (l1
-// long): every counter and every flow's bytes grew as fast in both,
-// within tol and a little (64 of whatever it counts, 4 KiB of bytes), and
-// as many requests are in flight at the end as at the start.
+// long): every counter (but stallCounters') and every flow's bytes grew
+// as fast in both,
+// within tol and a little (64 of whatever it counts, 4 KiB of bytes), as
+// many requests are in flight at the end as at the start, and every
+// transfer the samples saw finish began after the last transient (its
+// latency, which carry repeats, is the steady state's, not the ramp's
+// after a flow's start or a fault).
 func (f *fidelity) steady(c *Cluster, l1, l2 sim.Time) bool {
 	n := 0
 	c.counters(func(*uint64) { n++ })
@@ -320,14 +404,16 @@ func (f *fidelity) steady(c *Cluster, l1, l2 sim.Time) bool {
 	k := float64(l1) / float64(l2)
 	near := func(a, b, slack float64) bool { return math.Abs(a-b) <= f.tol*max(a, b)+slack }
 	ok := true
+	stalls := map[*uint64]bool{}
+	c.stallCounters(func(p *uint64) { stalls[p] = true })
 	c.counters(func(p *uint64) {
 		a, b := float64(f.mid[i]-f.snap[i]), float64(*p-f.mid[i])*k
-		ok = ok && near(a, b, 64)
+		ok = ok && (near(a, b, 64) || stalls[p])
 		i++
 	})
 	for _, fl := range c.flows {
 		a, b := float64(f.mid[i]-fl.sample.bytes), float64(fl.bytes-f.mid[i])*k
-		ok = ok && near(a, b, 4096)
+		ok = ok && near(a, b, 4096) && !fl.sample.early
 		i++
 	}
 	return ok && near(float64(f.live), float64(c.live()), 64)
@@ -380,6 +466,24 @@ func (c *Cluster) counters(visit func(*uint64)) {
 		for _, k := range o.kernels {
 			if k != nil {
 				k.counters(visit)
+			}
+		}
+	}
+}
+
+// stallCounters visits the links' counters among counters' that count
+// how often a TLP waited to be sent (link.StallCounters). steady leaves
+// them out: from sample to sample they jitter with where the samples'
+// edges fall in the cycle of credits' return, while the traffic they
+// hold back is steady. carry scales them like the rest.
+func (c *Cluster) stallCounters(visit func(*uint64)) {
+	for _, o := range c.onics {
+		if o.link != nil {
+			o.link.StallCounters(visit)
+		}
+		for _, pt := range o.ports {
+			if pt.l != nil && pt.side == 0 {
+				pt.l.StallCounters(visit)
 			}
 		}
 	}
@@ -503,9 +607,15 @@ func spread(buckets []uint64, from, to, width sim.Time, total uint64) {
 
 // flowSample is what the transfer level measures of a flow while it
 // samples: its bytes, ok and bad at the start, and the transfers it
-// finished since — how many, the first and last finish, the latencies.
+// finished since — how many, the first and last finish, the latencies,
+// and whether one of them began at or before since, the last transient —
+// and where it was in its cycle at the start: how long since its last
+// finish (phase), which came how long after the one before (gap).
 type flowSample struct {
 	on          bool
+	since       sim.Time
+	early       bool
+	phase, gap  sim.Time
 	bytes       uint64
 	ok, bad     int
 	n           int
@@ -523,6 +633,7 @@ func (s *flowSample) settled(x *xfer) {
 	}
 	s.n++
 	s.last = x.end
+	s.early = s.early || x.start <= s.since
 	if !x.failed {
 		s.lat = append(s.lat, x.end-x.start)
 	}

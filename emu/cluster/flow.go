@@ -34,6 +34,7 @@ type flowState struct {
 	hist    latencyHist
 	done    transferLog
 	lastEnd sim.Time // when the last transfer finished (the scenario's clock)
+	lastGap sim.Time // how long after the one before it
 	// sample is what the transfer level measures of the flow (fidelity.go).
 	sample flowSample
 	bytes  uint64 // payload delivered
@@ -242,6 +243,7 @@ func (f *flowState) settled(xi int32, ok bool) {
 	}
 	f.inflight--
 	x.end = f.c.s.Now()
+	f.lastGap = x.end + f.c.offset - f.lastEnd
 	f.lastEnd = x.end + f.c.offset
 	f.sample.settled(x)
 	if fd := f.c.fid; fd != nil {

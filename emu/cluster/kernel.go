@@ -361,7 +361,7 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 // send sends the kernel's output m on at ready.
 func (k *kernel) send(m *msg, ready sim.Time) {
 	if k.port < 0 {
-		sendAt(k.o.link, 1, m, ready)
+		k.o.toHost(m, ready)
 		return
 	}
 	k.o.toPort(k.o.ports[k.port], m, ready)

@@ -125,8 +125,9 @@ type ONICReport struct {
 	Replays       []ReplayReport `json:"replays,omitempty"` // residency plans replayed (replay.go)
 	ReflashNs     float64        `json:"reflash_ns,omitempty"`
 	SlotReflashNs []float64      `json:"slot_reflash_ns,omitempty"`
-	// Pipeline is present when the manager's data path held TLPs back:
-	// it was the bottleneck somewhere in the run.
+	// Pipeline is present when the manager's data path, or an adapter in
+	// front of it, held TLPs back: it was a bottleneck somewhere in the
+	// run.
 	Pipeline *PipelineReport `json:"pipeline,omitempty"`
 	// Stalls is present when a port's link stopped making progress
 	// (stall.go): how often each port (A, B) counted as stalled, and how
@@ -177,9 +178,11 @@ type StallReport struct {
 }
 
 // PipelineReport is how busy an O-NIC's manager pipeline was: its data
-// path (at the end of the run), how many TLPs waited for it and how long,
-// and the fraction of the run each ingress (host, port A, port B) kept it
-// busy.
+// path (at the end of the run), how many TLPs waited for it or the
+// adapter in front of their ingress (the PCIe block's CQ or RC, a port's
+// deframer) and how long, and the fraction of the run each ingress (host,
+// port A, port B) was busy, each TLP counting the longer of its adapter's
+// time and the pipeline's.
 type PipelineReport struct {
 	DataWidth  int        `json:"data_width"`
 	ClockMHz   float64    `json:"clock_mhz"`
@@ -594,7 +597,7 @@ func (r *Report) writeONICs(w io.Writer) {
 	}
 	for _, o := range r.ONICs {
 		if p := o.Pipeline; p != nil {
-			fmt.Fprintf(w, "  manager of %s (%d-bit data path at %g MHz) held %d TLPs back: mean wait %.1f ns, longest %.1f ns; busy %.1f%% from the host, %.1f%% from port A, %.1f%% from port B\n",
+			fmt.Fprintf(w, "  manager of %s (%d-bit data path at %g MHz) and its adapters held %d TLPs back: mean wait %.1f ns, longest %.1f ns; busy %.1f%% from the host, %.1f%% from port A, %.1f%% from port B\n",
 				o.Name, p.DataWidth, p.ClockMHz, p.Waited, p.MeanWaitNs, p.MaxWaitNs, 100*p.Busy[0], 100*p.Busy[1], 100*p.Busy[2])
 		}
 	}

@@ -504,6 +504,17 @@ func (l *Link) Counters(visit func(*uint64)) {
 	}
 }
 
+// StallCounters calls visit with the counters among Counters' that count
+// how often a TLP waited at the transmitter (for credits, for room in the
+// replay buffer): how often depends on where the credits' return falls,
+// not only on the traffic's rate.
+func (l *Link) StallCounters(visit func(*uint64)) {
+	for i := range l.dirs {
+		visit(&l.dirs[i].Stats.CreditStalls)
+		visit(&l.dirs[i].Stats.ReplayStalls)
+	}
+}
+
 // SymbolTime returns the time of symbol k (k*period, rounded up to a ps).
 func (l *Link) SymbolTime(k int64) sim.Time { return sim.Time((k*l.p64 + 63) / 64) }
 
