@@ -1099,7 +1099,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "2643934b42a5080c496ab23660d6007a" }
+func (x *simcrc32c_append) Fingerprint() string { return "beb379fc2a17e98bfa8feae41bfa2833" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

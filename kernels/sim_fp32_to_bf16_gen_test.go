@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "2517349b39d644e47843e04e908079bc" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "561a44da95f2773ecc74f1182275d346" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "85f0cffe95a6ec89f1ed064e87f95331" }
+func (x *simmin_int32) Fingerprint() string { return "5dfd56021f6e7560d0510897c1e0af88" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

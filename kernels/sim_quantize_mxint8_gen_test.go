@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "80285e1c99b5277a9df832e36c3a79cc" }
+func (x *simquantize_mxint8) Fingerprint() string { return "b24dbfa77a411ab0549169ee58757ce7" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "70d9670c3c01f6d468b4aa3f68cff6dc" }
+func (x *simsum_int16_sat) Fingerprint() string { return "b86d60cca7d3f7403abaf95278516937" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

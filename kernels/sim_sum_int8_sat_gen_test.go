@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "71eccb0fc37cdbe059dbb154607bf8ac" }
+func (x *simsum_int8_sat) Fingerprint() string { return "ec1ac7c80c275d560237e1db3a172966" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"slices"
 	"time"
 
 	"onic/desc"
@@ -89,6 +90,11 @@ type msg struct {
 	from manager.Ingress
 	at   *onicNode
 	host *hostNode
+	// dropWhy is why a manager dropped it, until its decision is out;
+	// ready is when a decision deferred to the pipeline's taking it
+	// (decide) goes out.
+	dropWhy manager.Reason
+	ready   sim.Time
 }
 
 // The cluster's parts own their events: each is the sim.Handler of what
@@ -422,6 +428,11 @@ func (o *onicNode) unblock(in int) {
 	o.taking = in + 1
 	o.toPort(pt, m, max(o.stuckReady[in], now))
 	o.taking = 0
+	for len(o.deferWait[in]) > 0 && o.blocked[in] == nil {
+		d := o.deferWait[in][0]
+		o.deferWait[in] = o.deferWait[in][1:]
+		o.decideDeferred(d)
+	}
 	n := 0
 	o.pl.behindEgress = true
 	for n < len(o.waiting[in]) && o.blocked[in] == nil {
@@ -668,6 +679,11 @@ type onicNode struct {
 	stuckReady [3]sim.Time
 	waiting    [3][]arrival
 	taking     int
+	// Per ingress: deferred counts TLPs whose decision waits for the
+	// pipeline to take them (decide), and deferWait holds those whose
+	// time came while the pipeline was blocked, in order.
+	deferred  [3]int
+	deferWait [3][]*msg
 	// Firmware (deploy.go): the image it runs, reflashes under way, what
 	// was deployed, and what replaced managers and kernels did.
 	running     *firmware.Image
@@ -929,8 +945,41 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	start := o.pl.take(m.from, !m.t.Kind().IsRequest(), payloadBytes(&m.t), now)
 	wait = start - now
 	ready := max(start, o.stalled) + o.pl.latency
+	if o.deferred[m.from] > 0 || start > now && o.portDown() {
+		// A port is down or stalled: it may be back by the time the
+		// pipeline takes m, and the card's manager decides then. (So
+		// does every TLP behind one deferred, to keep their order.)
+		o.deferred[m.from]++
+		m.ready = ready
+		c.s.At(start, o, m.pkt.Arg<<2|onicDecide)
+		return wait
+	}
 	o.apply(m, ready)
 	return wait
+}
+
+// portDown says whether the manager counts a port as down (dark, or
+// stalled).
+func (o *onicNode) portDown() bool {
+	return slices.Contains(o.mgr.PortDown[:], true)
+}
+
+// decideDeferred runs a deferred decision as the pipeline takes m, or
+// keeps m in order behind the TLP its blocked pipeline waits with.
+func (o *onicNode) decideDeferred(m *msg) {
+	in := int(m.from)
+	if o.blocked[in] != nil {
+		o.deferWait[in] = append(o.deferWait[in], m)
+		return
+	}
+	o.deferred[in]--
+	if o.full != nil {
+		o.hold(o.full, m, 0)
+		return
+	}
+	o.taking = in + 1
+	o.apply(m, m.ready)
+	o.taking = 0
 }
 
 // apply runs m through the manager and carries the outcome out once m is
@@ -1025,7 +1074,17 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 		}
 		c.release(m)
 	case manager.Drop:
-		c.fail(m, out.Reason)
+		// Ended as the card's manager decides it, after the pipeline: a
+		// flow learns of it no sooner.
+		if ready <= c.s.Now() {
+			c.fail(m, out.Reason)
+			return
+		}
+		if m.rec >= 0 {
+			c.recs[m.rec].reason = out.Reason
+		}
+		m.dropWhy = out.Reason
+		c.s.At(ready, o, m.pkt.Arg<<2|onicDropped)
 	case manager.Wait:
 		// Every tag toward the host is outstanding: the request waits
 		// for one, and nothing behind it does.

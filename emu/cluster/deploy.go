@@ -280,18 +280,28 @@ func (o *onicNode) hold(r *reflash, m *msg, addr uint64) {
 	o.c.release(m)
 }
 
-// O-NIC events: the deployment or slot is above the kind.
+// O-NIC events: the deployment, slot or message is above the kind.
 const (
 	onicDeploy    = iota // the loader runs for deployment i (the cluster's)
 	onicReflashed        // a reflash ends: 0 for a full one, or 1 + the slot
+	onicDropped          // the manager's decision to drop message i is out
+	onicDecide           // the pipeline takes message i, its decision deferred
 )
 
-// Handle runs an O-NIC's event: a firmware load, or a reflash's end.
+// Handle runs an O-NIC's event: a firmware load, a reflash's end, a drop
+// the manager decided, or a decision deferred to the pipeline's taking a
+// TLP.
 func (o *onicNode) Handle(_ *sim.Sim, arg uint64) {
-	if arg&3 == onicDeploy {
+	switch arg & 3 {
+	case onicDeploy:
 		o.c.deploy(int(arg >> 2))
-	} else {
+	case onicReflashed:
 		o.reflashed(int(arg>>2) - 1)
+	case onicDropped:
+		m := o.c.msgs[arg>>2]
+		o.c.fail(m, m.dropWhy)
+	default:
+		o.decideDeferred(o.c.msgs[arg>>2])
 	}
 }
 

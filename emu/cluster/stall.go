@@ -55,10 +55,15 @@ const (
 	evWindowEnd = 5 // the slow rule's window ends
 )
 
-// releaseCycles is how often a stalled port looks whether it may take
-// traffic again: the card's fail policy releases a port whose link has
-// been ready 256 cycles in a row.
-const releaseCycles = 256
+// releaseCycles is how long the card's fail policy wants a stalled port's
+// link ready, in a row, before it releases the port; a stalled port looks
+// whether it may take traffic again every releaseCheckCycles, so that it
+// is released within that of when the card's would be (under hold, as
+// soon as half its hold buffer is free).
+const (
+	releaseCycles      = 256
+	releaseCheckCycles = 16
+)
 
 // portFault is a scenario fault at a port's receiving end, in simulated
 // time.
@@ -94,8 +99,14 @@ type watch struct {
 	blocked    sim.Time
 	// stuckArmed: an evStuck check is scheduled.
 	stuckArmed bool
-	stalls     uint64 // times the port was stalled
-	retrain    uint64 // times its link went down for want of credits and retrained
+	// freed is when the port was last released from a stall.
+	freed sim.Time
+	// readyFrom is when a stalled port under fail was first seen with an
+	// empty queue, since when it has been (ready: it was).
+	readyFrom sim.Time
+	ready     bool
+	stalls    uint64 // times the port was stalled
+	retrain   uint64 // times its link went down for want of credits and retrained
 }
 
 // cycles is n of the O-NIC's clock cycles as simulated time.
@@ -206,19 +217,24 @@ func (pt *port) drained() bool {
 		pt.queued()+len(pt.hold) <= pt.o.d.HoldTLPs/2
 }
 
-// released says whether a stalled port may take traffic again, as the
-// card's is released: under hold, once half its hold buffer is free
-// (drained); under fail, once its queue is empty and its link could send
-// a full-sized write — its partner takes TLPs again (a queue emptied by
-// the stall is not enough: the card's link keeps the TLP it had taken,
-// and is not ready until the partner returns credits).
-func (pt *port) released() bool {
+// released says whether a stalled port may take traffic again at now, as
+// the card's is released: under hold, once half its hold buffer is free
+// (drained); under fail, once its queue — the TLPs the card's fail buffer
+// kept through the stall, and its link's input — has been empty for
+// releaseCycles in a row: every TLP it kept has gone, so its partner
+// takes TLPs again (the card's link is ready while it holds none).
+func (pt *port) released(now sim.Time) bool {
 	if pt.o.d.Hold {
 		return pt.drained()
 	}
-	n := pt.l.Config().MPS
-	mps := link.Packet{Class: link.Posted, Bytes: 16 + n, Payload: n}
-	return pt.queued() == 0 && pt.l.CanTake(pt.side, &mps)
+	if pt.queued() != 0 {
+		pt.w.ready = false
+		return false
+	}
+	if !pt.w.ready {
+		pt.w.ready, pt.w.readyFrom = true, now
+	}
+	return now-pt.w.readyFrom >= pt.o.cycles(releaseCycles)
 }
 
 // arm schedules the watchdog's next check.
@@ -251,11 +267,11 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 		if pt.l == nil || !pt.w.stalled {
 			return
 		}
-		if pt.released() {
+		if pt.released(s.Now()) {
 			pt.unstall()
 			return
 		}
-		pt.o.c.s.After(pt.o.cycles(releaseCycles), pt, evRelease)
+		pt.o.c.s.After(pt.o.cycles(releaseCheckCycles), pt, evRelease)
 		return
 	}
 	pt.w.armed = false
@@ -267,7 +283,7 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 	if sent != pt.w.sent {
 		pt.w.sent, pt.w.progress = sent, now
 	}
-	if pt.w.stalled && pt.released() {
+	if pt.w.stalled && pt.released(now) {
 		pt.unstall()
 		if pt.w.armed {
 			return // what it held, sent, started the watch again
@@ -299,7 +315,7 @@ func (pt *port) checkStuck(now sim.Time) {
 	if pt.l == nil || pt.w.stalled || pt.blockers == 0 {
 		return
 	}
-	at := max(pt.blockedAt, pt.lastIn) + pt.o.cycles(pt.o.d.EgressStallCycles)
+	at := max(pt.blockedAt, pt.lastIn, pt.w.freed) + pt.o.cycles(pt.o.d.EgressStallCycles)
 	if now >= at {
 		pt.stall()
 		return
@@ -311,15 +327,20 @@ func (pt *port) checkStuck(now sim.Time) {
 // stall makes the port count as down for admission. Like the card's
 // egress buffer, its link queue keeps what fits — under hold, as many
 // TLPs as the hold buffer has room for, the first queued; under fail,
-// none — and drops the rest, each accounted as the down policy names it.
+// its whole queue (the fail buffer's two TLPs) — and drops the rest, each
+// accounted as the down policy names it.
 func (pt *port) stall() {
 	o, c := pt.o, pt.o.c
 	pt.w.stalled = true
 	pt.w.stalls++
-	c.s.After(o.cycles(releaseCycles), pt, evRelease)
+	pt.w.ready = false
+	c.s.After(o.cycles(releaseCheckCycles), pt, evRelease)
 	o.mgr.PortDown[pt.idx] = true
-	keep, why := 0, "port-down"
+	// Under fail, the card's fail buffer keeps what it took (its two
+	// TLPs, the whole queue) and sends it once the link takes it again.
+	keep, why := manager.FailEgressTLPs, "port-down"
 	if o.d.Hold {
+		keep = 0
 		// The first queued, as many as the hold buffer has room for (TLPs
 		// and beats).
 		why = "hold-buffer-full"
@@ -346,11 +367,13 @@ func (pt *port) stall() {
 	o.unblockAll(pt) // what waited for it is held or dropped now
 }
 
-// unstall lets the port take TLPs again and sends what it held; the slow
-// rule's window starts again.
+// unstall lets the port take TLPs again and sends what it held; the stall
+// watch starts again, both its rules counting from now, as the card's
+// counters stay at zero while its port is stalled.
 func (pt *port) unstall() {
 	pt.w.stalled = false
 	pt.w.win = false
+	pt.w.freed = pt.o.c.s.Now()
 	pt.o.mgr.PortDown[pt.idx] = false
 	pt.flush()
 }

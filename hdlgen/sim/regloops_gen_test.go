@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "17262c6a02e73d2fd3d854cea9eb817d" }
+func (x *regloops) Fingerprint() string { return "dbcf56ae6c4c68fe63adbef9bd6d47b3" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "6aa4c46ba72169df43a7742ad4e96b2b" }
+func (x *largeSim) Fingerprint() string { return "abb9b989b2306c1115901d1f5b677b27" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "fe4fae0594f301b23c125b786a53c7da" }
+func (x *managerSim) Fingerprint() string { return "d59b829ad54d5dd973e1d9cc26c4adf0" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }

@@ -233,7 +233,11 @@ const DefaultEgressStallCycles = pmgr.DefaultEgressStallCycles
 // port's full buffer, at the trickle's pace). The card then treats the
 // port as down for admission until it drains (released: in the hold
 // policy, half the hold buffer free; in fail, the link ready for 256
-// cycles in a row). So what waits for a stuck port stops waiting: held
+// cycles in a row). A released port's watch starts afresh: while it is
+// stalled, its counters stay at zero, so that what it counted before the
+// stall cannot stall it again as it is released (the slow rule's window,
+// once run to its end, kept it stalled up to a window after its link was
+// ready again). So what waits for a stuck port stops waiting: held
 // while the buffer has room and dropped when it has not (hold), or
 // failed by the manager as port-down with the rest dropped at the down
 // gate (fail); and the host's other traffic — register accesses, the
@@ -246,7 +250,7 @@ func egressStall(m *ir.Module, port string, in tlpbus.Stream, released ir.Value,
 	waited := m.Reg(port+"_egress_waited", w, 0)
 	stalled := m.Reg(port+"_egress_stalled", 1, 0)
 	stuck := m.Named(port+"_egress_stuck", m.And(waiting, m.Eq(waited, m.Const(w, uint64(cycles-1)))))
-	m.SetNext(waited, m.Mux(m.And(waiting, m.Not(stuck)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
+	m.SetNext(waited, m.Mux(m.And(m.And(waiting, m.Not(stuck)), m.Not(stalled)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
 
 	// The slow watch's window: its cycles, the cycles the merge waited in
 	// it, and the TLPs that got past (saturating). A window starts with
@@ -258,19 +262,20 @@ func egressStall(m *ir.Module, port string, in tlpbus.Stream, released ir.Value,
 	window := m.Reg(port+"_slow_window", w, 0)
 	windowEnd := m.Named(port+"_slow_window_end", m.Eq(window, m.Const(w, uint64(cycles-1))))
 	active := m.Named(port+"_slow_active", m.Or(waiting, m.Ne(window, m.Const(w, 0))))
-	m.SetNext(window, m.Mux(windowEnd, m.Const(w, 0), m.Mux(active, m.Add(window, m.Const(w, 1)), window)))
+	restart := m.Named(port+"_slow_restart", m.Or(windowEnd, stalled))
+	m.SetNext(window, m.Mux(restart, m.Const(w, 0), m.Mux(active, m.Add(window, m.Const(w, 1)), window)))
 	blocked := m.Reg(port+"_slow_blocked", w, 0)
-	m.SetNext(blocked, m.Mux(windowEnd, m.Const(w, 0), m.Add(blocked, m.Zext(waiting, w))))
+	m.SetNext(blocked, m.Mux(restart, m.Const(w, 0), m.Add(blocked, m.Zext(waiting, w))))
 	least := pmgr.SlowTLPs(cycles)
 	mw := bits.Len(uint(least))
 	moved := m.Reg(port+"_slow_moved", mw, 0)
 	started := m.Named(port+"_egress_started", m.And(m.And(in.Valid, in.Ready), in.SOP))
-	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, m.And(started, active))))
+	m.SetNext(moved, m.Mux(restart, m.Const(mw, 0), m.SatAddU(moved, m.And(started, active))))
 	slow := m.Named(port+"_egress_slow", m.And(
 		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least)))))
 
 	hit := m.Named(port+"_egress_stall", m.Or(stuck, slow))
-	m.SetNext(stalled, m.Mux(hit, m.Const(1, 1), m.Mux(released, m.Const(1, 0), stalled)))
+	m.SetNext(stalled, m.Mux(stalled, m.Not(released), hit))
 	stalls := m.Reg(port+"_egress_stall_count", 32, 0)
 	m.SetNext(stalls, m.SatAddU(stalls, m.Const(32, 1)))
 	m.SetEnable(stalls, m.And(hit, m.Not(stalled)))

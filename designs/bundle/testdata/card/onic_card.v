@@ -153,29 +153,29 @@ module onic_card (
 );
     reg  [657:0] port_a_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:136
-    localparam [1:0] LINK_STATE_UP = 2'h2; // designs/internal/card/build.go:410
+    localparam [1:0] LINK_STATE_UP = 2'h2; // designs/internal/card/build.go:415
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:373
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  [31:0] port_in_count_ok_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_port_down_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_denied_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_malformed_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // designs/internal/card/build.go:490
-    reg  register_fence = 1'h0; // designs/internal/card/build.go:509
+    reg  [31:0] port_in_count_ok_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_not_for_us_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_window_miss_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_mapping_disabled_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_port_down_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_denied_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_no_proxy_id_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_unexpected_completion_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_unsupported_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_relay_denied_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_msix_address_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_malformed_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_count_bus_master_disabled_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_no_domain_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_no_range_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_read_denied_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_write_denied_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_egress_denied_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  [31:0] port_in_deny_source_invalid_sum = 32'h0; // designs/internal/card/build.go:495
+    reg  register_fence = 1'h0; // designs/internal/card/build.go:514
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -228,8 +228,8 @@ module onic_card (
     reg  rq_tags_slice_skid_eop = 1'h0; // hdlgen/axis/axis.go:90
     reg  [1:0] cc_merge_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  cc_merge_busy = 1'h0; // hdlgen/axis/axis.go:374
-    reg  port_b_link_was_up = 1'h0; // designs/internal/card/build.go:851
-    reg  port_a_link_was_up = 1'h0; // designs/internal/card/build.go:851
+    reg  port_b_link_was_up = 1'h0; // designs/internal/card/build.go:856
+    reg  port_a_link_was_up = 1'h0; // designs/internal/card/build.go:856
     reg  [1:0] port_a_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_a_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_a_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -257,12 +257,12 @@ module onic_card (
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_a_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_a_hold_mid = 1'h0; // designs/internal/card/build.go:203
-    reg  [12:0] port_a_egress_waited = 13'h0; // designs/internal/card/build.go:762
-    reg  port_a_egress_stalled = 1'h0; // designs/internal/card/build.go:762
-    reg  [12:0] port_a_slow_window = 13'h0; // designs/internal/card/build.go:762
-    reg  [12:0] port_a_slow_blocked = 13'h0; // designs/internal/card/build.go:762
-    reg  [6:0] port_a_slow_moved = 7'h0; // designs/internal/card/build.go:762
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // designs/internal/card/build.go:762
+    reg  [12:0] port_a_egress_waited = 13'h0; // designs/internal/card/build.go:767
+    reg  port_a_egress_stalled = 1'h0; // designs/internal/card/build.go:767
+    reg  [12:0] port_a_slow_window = 13'h0; // designs/internal/card/build.go:767
+    reg  [12:0] port_a_slow_blocked = 13'h0; // designs/internal/card/build.go:767
+    reg  [6:0] port_a_slow_moved = 7'h0; // designs/internal/card/build.go:767
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // designs/internal/card/build.go:767
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:373
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:374
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:82
@@ -290,30 +290,30 @@ module onic_card (
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:152
     reg  [657:0] port_b_hold_head = 658'h0; // hdlgen/axis/axis.go:158
     reg  port_b_hold_mid = 1'h0; // designs/internal/card/build.go:203
-    reg  [12:0] port_b_egress_waited = 13'h0; // designs/internal/card/build.go:762
-    reg  port_b_egress_stalled = 1'h0; // designs/internal/card/build.go:762
-    reg  [12:0] port_b_slow_window = 13'h0; // designs/internal/card/build.go:762
-    reg  [12:0] port_b_slow_blocked = 13'h0; // designs/internal/card/build.go:762
-    reg  [6:0] port_b_slow_moved = 7'h0; // designs/internal/card/build.go:762
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // designs/internal/card/build.go:762
-    reg  [5:0] ctr_index_hi = 6'h0; // designs/internal/card/build.go:801
-    reg  [31:0] ctr_group0 = 32'h0; // designs/internal/card/build.go:811
-    reg  [31:0] ctr_group1 = 32'h0; // designs/internal/card/build.go:811
-    reg  [31:0] ctr_group2 = 32'h0; // designs/internal/card/build.go:811
-    reg  [31:0] ctr_group3 = 32'h0; // designs/internal/card/build.go:811
-    wire [15:0] self_id; // designs/internal/card/build.go:337
-    wire cq_tlp_ready; // designs/internal/card/build.go:357
-    wire rc_tlp_ready; // designs/internal/card/build.go:363
+    reg  [12:0] port_b_egress_waited = 13'h0; // designs/internal/card/build.go:767
+    reg  port_b_egress_stalled = 1'h0; // designs/internal/card/build.go:767
+    reg  [12:0] port_b_slow_window = 13'h0; // designs/internal/card/build.go:767
+    reg  [12:0] port_b_slow_blocked = 13'h0; // designs/internal/card/build.go:767
+    reg  [6:0] port_b_slow_moved = 7'h0; // designs/internal/card/build.go:767
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // designs/internal/card/build.go:767
+    reg  [5:0] ctr_index_hi = 6'h0; // designs/internal/card/build.go:806
+    reg  [31:0] ctr_group0 = 32'h0; // designs/internal/card/build.go:816
+    reg  [31:0] ctr_group1 = 32'h0; // designs/internal/card/build.go:816
+    reg  [31:0] ctr_group2 = 32'h0; // designs/internal/card/build.go:816
+    reg  [31:0] ctr_group3 = 32'h0; // designs/internal/card/build.go:816
+    wire [15:0] self_id; // designs/internal/card/build.go:342
+    wire cq_tlp_ready; // designs/internal/card/build.go:362
+    wire rc_tlp_ready; // designs/internal/card/build.go:368
     wire cq_merge_ready; // designs/internal/tlpbus/tlpbus.go:97
-    wire rc_merge_ready; // designs/internal/card/build.go:374
+    wire rc_merge_ready; // designs/internal/card/build.go:379
     wire [127:0] req_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
     wire [511:0] req_tags_data; // designs/internal/tlpbus/tlpbus.go:107
     wire [15:0] req_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
     wire req_tags_sop; // designs/internal/tlpbus/tlpbus.go:108
     wire req_tags_eop; // designs/internal/tlpbus/tlpbus.go:108
     wire req_tags_valid; // designs/internal/tlpbus/tlpbus.go:108
-    wire [1:0] req_tags_port; // designs/internal/card/build.go:378
-    wire rq_tags_ready; // designs/internal/card/build.go:380
+    wire [1:0] req_tags_port; // designs/internal/card/build.go:383
+    wire rq_tags_ready; // designs/internal/card/build.go:385
     wire host_in_last_is0; // hdlgen/axis/axis.go:215
     wire host_in_last_is1; // hdlgen/axis/axis.go:215
     wire host_in_in0_idle; // hdlgen/axis/axis.go:188
@@ -325,10 +325,10 @@ module onic_card (
     wire host_in_valid; // hdlgen/axis/axis.go:225
     wire [660:0] host_in_data; // hdlgen/axis/axis.go:227
     wire host_in_out_ready; // hdlgen/axis/axis.go:382
-    wire [1:0] port_a_link_state; // designs/internal/card/build.go:408
-    wire [1:0] port_b_link_state; // designs/internal/card/build.go:408
-    wire port_a_link_up; // designs/internal/card/build.go:413
-    wire port_b_link_up; // designs/internal/card/build.go:413
+    wire [1:0] port_a_link_state; // designs/internal/card/build.go:413
+    wire [1:0] port_b_link_state; // designs/internal/card/build.go:413
+    wire port_a_link_up; // designs/internal/card/build.go:418
+    wire port_b_link_up; // designs/internal/card/build.go:418
     wire [127:0] port_a_rx_tlp_hdr; // designs/internal/tlpbus/tlpbus.go:107
     wire [511:0] port_a_rx_tlp_data; // designs/internal/tlpbus/tlpbus.go:107
     wire [15:0] port_a_rx_tlp_keep; // designs/internal/tlpbus/tlpbus.go:107
@@ -341,17 +341,17 @@ module onic_card (
     wire port_b_rx_tlp_sop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_b_rx_tlp_eop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_b_rx_tlp_valid; // designs/internal/tlpbus/tlpbus.go:108
-    wire bus_master; // designs/internal/card/build.go:437
-    wire port_a_in_m_host_ready; // designs/internal/card/build.go:453
-    wire port_a_in_m_kernel_ready; // designs/internal/card/build.go:453
-    wire port_a_in_m_local_ready; // designs/internal/card/build.go:453
-    wire port_a_in_m_port_a_ready; // designs/internal/card/build.go:453
-    wire port_a_in_m_port_b_ready; // designs/internal/card/build.go:453
-    wire port_b_in_m_host_ready; // designs/internal/card/build.go:453
-    wire port_b_in_m_kernel_ready; // designs/internal/card/build.go:453
-    wire port_b_in_m_local_ready; // designs/internal/card/build.go:453
-    wire port_b_in_m_port_a_ready; // designs/internal/card/build.go:453
-    wire port_b_in_m_port_b_ready; // designs/internal/card/build.go:453
+    wire bus_master; // designs/internal/card/build.go:442
+    wire port_a_in_m_host_ready; // designs/internal/card/build.go:458
+    wire port_a_in_m_kernel_ready; // designs/internal/card/build.go:458
+    wire port_a_in_m_local_ready; // designs/internal/card/build.go:458
+    wire port_a_in_m_port_a_ready; // designs/internal/card/build.go:458
+    wire port_a_in_m_port_b_ready; // designs/internal/card/build.go:458
+    wire port_b_in_m_host_ready; // designs/internal/card/build.go:458
+    wire port_b_in_m_kernel_ready; // designs/internal/card/build.go:458
+    wire port_b_in_m_local_ready; // designs/internal/card/build.go:458
+    wire port_b_in_m_port_a_ready; // designs/internal/card/build.go:458
+    wire port_b_in_m_port_b_ready; // designs/internal/card/build.go:458
     wire [127:0] port_a_to_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
     wire [511:0] port_a_to_tags_data; // designs/internal/tlpbus/tlpbus.go:107
     wire [15:0] port_a_to_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
@@ -364,7 +364,7 @@ module onic_card (
     wire port_a_from_link_sop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_a_from_link_eop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_a_from_link_valid; // designs/internal/tlpbus/tlpbus.go:108
-    wire port_a_link_s_ready; // designs/internal/card/build.go:471
+    wire port_a_link_s_ready; // designs/internal/card/build.go:476
     wire [127:0] port_b_to_tags_hdr; // designs/internal/tlpbus/tlpbus.go:107
     wire [511:0] port_b_to_tags_data; // designs/internal/tlpbus/tlpbus.go:107
     wire [15:0] port_b_to_tags_keep; // designs/internal/tlpbus/tlpbus.go:107
@@ -377,51 +377,51 @@ module onic_card (
     wire port_b_from_link_sop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_b_from_link_eop; // designs/internal/tlpbus/tlpbus.go:108
     wire port_b_from_link_valid; // designs/internal/tlpbus/tlpbus.go:108
-    wire port_b_link_s_ready; // designs/internal/card/build.go:471
-    wire [31:0] port_in_count_ok_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_not_for_us_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_window_miss_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_mapping_disabled_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_port_down_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_denied_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_no_proxy_id_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // designs/internal/card/build.go:482
-    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // designs/internal/card/build.go:484
-    wire [31:0] port_in_count_unexpected_completion_sum_next; // designs/internal/card/build.go:484
-    wire [31:0] port_in_count_unsupported_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_relay_denied_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_msix_address_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_malformed_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_count_bus_master_disabled_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_no_domain_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_no_range_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_read_denied_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_write_denied_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_egress_denied_sum_next; // designs/internal/card/build.go:482
-    wire [31:0] port_in_deny_source_invalid_sum_next; // designs/internal/card/build.go:482
-    wire _host_in_valid_fenced_not; // designs/internal/card/build.go:511
-    wire host_in_valid_fenced; // designs/internal/card/build.go:511
-    wire host_register_write; // designs/internal/card/build.go:520
-    wire register_fence_up; // designs/internal/card/build.go:524
-    wire port_a_stalled; // designs/internal/card/build.go:530
-    wire port_b_stalled; // designs/internal/card/build.go:530
-    wire _port_down_not_2; // designs/internal/card/build.go:532
-    wire _port_down_not; // designs/internal/card/build.go:532
-    wire [1:0] port_down; // designs/internal/card/build.go:532
-    wire manager_m_port_a_ready; // designs/internal/card/build.go:535
-    wire manager_m_port_b_ready; // designs/internal/card/build.go:535
-    wire manager_m_kernel_ready; // designs/internal/card/build.go:535
-    wire manager_m_local_ready; // designs/internal/card/build.go:535
-    wire manager_m_cpl_ready; // designs/internal/card/build.go:535
-    wire [11:0] regs_axil_awaddr; // designs/internal/card/build.go:542
-    wire regs_axil_awvalid; // designs/internal/card/build.go:542
-    wire [31:0] regs_axil_wdata; // designs/internal/card/build.go:542
-    wire [3:0] regs_axil_wstrb; // designs/internal/card/build.go:542
-    wire regs_axil_wvalid; // designs/internal/card/build.go:542
-    wire regs_axil_bready; // designs/internal/card/build.go:542
-    wire [11:0] regs_axil_araddr; // designs/internal/card/build.go:542
-    wire regs_axil_arvalid; // designs/internal/card/build.go:542
-    wire regs_axil_rready; // designs/internal/card/build.go:542
+    wire port_b_link_s_ready; // designs/internal/card/build.go:476
+    wire [31:0] port_in_count_ok_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_not_for_us_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_window_miss_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_mapping_disabled_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_port_down_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_denied_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_no_proxy_id_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux_2; // designs/internal/card/build.go:487
+    wire [31:0] _port_in_count_unexpected_completion_sum_next_mux; // designs/internal/card/build.go:489
+    wire [31:0] port_in_count_unexpected_completion_sum_next; // designs/internal/card/build.go:489
+    wire [31:0] port_in_count_unsupported_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_relay_denied_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_msix_address_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_malformed_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_count_bus_master_disabled_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_no_domain_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_no_range_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_read_denied_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_write_denied_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_egress_denied_sum_next; // designs/internal/card/build.go:487
+    wire [31:0] port_in_deny_source_invalid_sum_next; // designs/internal/card/build.go:487
+    wire _host_in_valid_fenced_not; // designs/internal/card/build.go:516
+    wire host_in_valid_fenced; // designs/internal/card/build.go:516
+    wire host_register_write; // designs/internal/card/build.go:525
+    wire register_fence_up; // designs/internal/card/build.go:529
+    wire port_a_stalled; // designs/internal/card/build.go:535
+    wire port_b_stalled; // designs/internal/card/build.go:535
+    wire _port_down_not_2; // designs/internal/card/build.go:537
+    wire _port_down_not; // designs/internal/card/build.go:537
+    wire [1:0] port_down; // designs/internal/card/build.go:537
+    wire manager_m_port_a_ready; // designs/internal/card/build.go:540
+    wire manager_m_port_b_ready; // designs/internal/card/build.go:540
+    wire manager_m_kernel_ready; // designs/internal/card/build.go:540
+    wire manager_m_local_ready; // designs/internal/card/build.go:540
+    wire manager_m_cpl_ready; // designs/internal/card/build.go:540
+    wire [11:0] regs_axil_awaddr; // designs/internal/card/build.go:547
+    wire regs_axil_awvalid; // designs/internal/card/build.go:547
+    wire [31:0] regs_axil_wdata; // designs/internal/card/build.go:547
+    wire [3:0] regs_axil_wstrb; // designs/internal/card/build.go:547
+    wire regs_axil_wvalid; // designs/internal/card/build.go:547
+    wire regs_axil_bready; // designs/internal/card/build.go:547
+    wire [11:0] regs_axil_araddr; // designs/internal/card/build.go:547
+    wire regs_axil_arvalid; // designs/internal/card/build.go:547
+    wire regs_axil_rready; // designs/internal/card/build.go:547
     wire m_local_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_local_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_local_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
@@ -440,20 +440,20 @@ module onic_card (
     wire m_local_merge_valid; // hdlgen/axis/axis.go:225
     wire [657:0] m_local_merge_data; // hdlgen/axis/axis.go:227
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire regs_cpl_ready; // designs/internal/card/build.go:579
-    wire [31:0] ctr_rdata; // designs/internal/card/build.go:583
-    wire [7:0] msix_rd_addr; // designs/internal/card/build.go:590
-    wire msix_rd_en; // designs/internal/card/build.go:590
-    wire [63:0] msix_pending; // designs/internal/card/build.go:590
-    wire regs_m_slot_axil_awready; // designs/internal/card/build.go:601
-    wire regs_m_slot_axil_wready; // designs/internal/card/build.go:601
-    wire regs_m_slot_axil_bvalid; // designs/internal/card/build.go:601
-    wire [1:0] regs_m_slot_axil_bresp; // designs/internal/card/build.go:601
-    wire regs_m_slot_axil_arready; // designs/internal/card/build.go:601
-    wire regs_m_slot_axil_rvalid; // designs/internal/card/build.go:601
-    wire [31:0] regs_m_slot_axil_rdata; // designs/internal/card/build.go:601
-    wire [1:0] regs_m_slot_axil_rresp; // designs/internal/card/build.go:601
-    wire local_busy; // designs/internal/card/build.go:614
+    wire regs_cpl_ready; // designs/internal/card/build.go:584
+    wire [31:0] ctr_rdata; // designs/internal/card/build.go:588
+    wire [7:0] msix_rd_addr; // designs/internal/card/build.go:595
+    wire msix_rd_en; // designs/internal/card/build.go:595
+    wire [63:0] msix_pending; // designs/internal/card/build.go:595
+    wire regs_m_slot_axil_awready; // designs/internal/card/build.go:606
+    wire regs_m_slot_axil_wready; // designs/internal/card/build.go:606
+    wire regs_m_slot_axil_bvalid; // designs/internal/card/build.go:606
+    wire [1:0] regs_m_slot_axil_bresp; // designs/internal/card/build.go:606
+    wire regs_m_slot_axil_arready; // designs/internal/card/build.go:606
+    wire regs_m_slot_axil_rvalid; // designs/internal/card/build.go:606
+    wire [31:0] regs_m_slot_axil_rdata; // designs/internal/card/build.go:606
+    wire [1:0] regs_m_slot_axil_rresp; // designs/internal/card/build.go:606
+    wire local_busy; // designs/internal/card/build.go:619
     wire m_kernel_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_kernel_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_kernel_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
@@ -594,7 +594,7 @@ module onic_card (
     wire to_host_to1; // hdlgen/axis/axis.go:173
     wire _cc_merge_in1_idle_and; // hdlgen/axis/axis.go:174
     wire to_host_ready1; // hdlgen/axis/axis.go:174
-    wire slot_write_to_host; // designs/internal/card/build.go:684
+    wire slot_write_to_host; // designs/internal/card/build.go:689
     wire rq_merge_last_is0; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is1; // hdlgen/axis/axis.go:215
     wire rq_merge_last_is2; // hdlgen/axis/axis.go:215
@@ -636,7 +636,7 @@ module onic_card (
     wire rq_tags_slice_load; // hdlgen/axis/axis.go:102
     wire rq_tags_slice_pending; // hdlgen/axis/axis.go:103
     wire rq_tags_slice_park; // hdlgen/axis/axis.go:114
-    wire rq_from_slot; // designs/internal/card/build.go:699
+    wire rq_from_slot; // designs/internal/card/build.go:704
     wire m_cpl_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire cc_merge_last_is0; // hdlgen/axis/axis.go:215
     wire cc_merge_last_is1; // hdlgen/axis/axis.go:215
@@ -653,10 +653,10 @@ module onic_card (
     wire cc_merge_valid; // hdlgen/axis/axis.go:225
     wire [625:0] cc_merge_data; // hdlgen/axis/axis.go:227
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:382
-    wire np_room; // designs/internal/card/build.go:722
-    wire [1:0] np_credit; // designs/internal/card/build.go:723
-    wire port_b_link_changed; // designs/internal/card/build.go:853
-    wire port_a_link_changed; // designs/internal/card/build.go:853
+    wire np_room; // designs/internal/card/build.go:727
+    wire [1:0] np_credit; // designs/internal/card/build.go:728
+    wire port_b_link_changed; // designs/internal/card/build.go:858
+    wire port_a_link_changed; // designs/internal/card/build.go:858
     wire m_port_a_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_port_a_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_port_a_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
@@ -706,14 +706,16 @@ module onic_card (
     wire _port_a_hold_free_and; // designs/internal/card/build.go:209
     wire _port_a_hold_mid_and; // designs/internal/card/build.go:210
     wire port_a_hold_half_free; // designs/internal/card/build.go:216
-    wire port_a_egress_waiting; // designs/internal/card/build.go:762
-    wire port_a_egress_stuck; // designs/internal/card/build.go:762
-    wire port_a_slow_window_end; // designs/internal/card/build.go:762
-    wire port_a_slow_active; // designs/internal/card/build.go:762
-    wire port_a_egress_started; // designs/internal/card/build.go:762
-    wire [6:0] _port_a_slow_moved_zext; // designs/internal/card/build.go:762
-    wire port_a_egress_slow; // designs/internal/card/build.go:762
-    wire port_a_egress_stall; // designs/internal/card/build.go:762
+    wire port_a_egress_waiting; // designs/internal/card/build.go:767
+    wire port_a_egress_stuck; // designs/internal/card/build.go:767
+    wire _port_a_egress_waited_not; // designs/internal/card/build.go:767
+    wire port_a_slow_window_end; // designs/internal/card/build.go:767
+    wire port_a_slow_active; // designs/internal/card/build.go:767
+    wire port_a_slow_restart; // designs/internal/card/build.go:767
+    wire port_a_egress_started; // designs/internal/card/build.go:767
+    wire [6:0] _port_a_slow_moved_zext; // designs/internal/card/build.go:767
+    wire port_a_egress_slow; // designs/internal/card/build.go:767
+    wire port_a_egress_stall; // designs/internal/card/build.go:767
     wire m_port_b_from_manager_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_port_b_from_port_a_in_ready; // designs/internal/tlpbus/tlpbus.go:97
     wire m_port_b_from_port_b_in_ready; // designs/internal/tlpbus/tlpbus.go:97
@@ -763,284 +765,286 @@ module onic_card (
     wire _port_b_hold_free_and; // designs/internal/card/build.go:209
     wire _port_b_hold_mid_and; // designs/internal/card/build.go:210
     wire port_b_hold_half_free; // designs/internal/card/build.go:216
-    wire port_b_egress_waiting; // designs/internal/card/build.go:762
-    wire port_b_egress_stuck; // designs/internal/card/build.go:762
-    wire port_b_slow_window_end; // designs/internal/card/build.go:762
-    wire port_b_slow_active; // designs/internal/card/build.go:762
-    wire port_b_egress_started; // designs/internal/card/build.go:762
-    wire [6:0] _port_b_slow_moved_zext; // designs/internal/card/build.go:762
-    wire port_b_egress_slow; // designs/internal/card/build.go:762
-    wire port_b_egress_stall; // designs/internal/card/build.go:762
-    wire [3:0] ctr_index_lo; // designs/internal/card/build.go:800
-    wire _ctr_group0_eq_16; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_15; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_14; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_13; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_12; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_11; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_10; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_9; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_8; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_7; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_6; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_5; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_4; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_3; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq_2; // designs/internal/card/build.go:808
-    wire _ctr_group0_eq; // designs/internal/card/build.go:808
-    wire [31:0] _ctr_group0_or_4; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or_3; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or_2; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group0_or; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_4; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_3; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or_2; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group1_or; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_4; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_3; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or_2; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group2_or; // designs/internal/card/build.go:812
-    wire [31:0] _ctr_group3_or; // designs/internal/card/build.go:812
-    wire [31:0] ctr_value; // designs/internal/card/build.go:816
-    wire cq_m_axis_cq_tready; // designs/internal/card/build.go:359
-    wire [127:0] cq_tlp_hdr; // designs/internal/card/build.go:359
-    wire [1:0] cq_tlp_func; // designs/internal/card/build.go:359
-    wire [2:0] cq_tlp_bar; // designs/internal/card/build.go:359
-    wire [511:0] cq_tlp_data; // designs/internal/card/build.go:359
-    wire [15:0] cq_tlp_keep; // designs/internal/card/build.go:359
-    wire cq_tlp_sop; // designs/internal/card/build.go:359
-    wire cq_tlp_eop; // designs/internal/card/build.go:359
-    wire cq_tlp_valid; // designs/internal/card/build.go:359
-    wire rc_m_axis_rc_tready; // designs/internal/card/build.go:365
-    wire [95:0] rc_tlp_hdr; // designs/internal/card/build.go:365
-    wire [3:0] rc_tlp_error; // designs/internal/card/build.go:365
-    wire rc_tlp_done; // designs/internal/card/build.go:365
-    wire [511:0] rc_tlp_data; // designs/internal/card/build.go:365
-    wire [15:0] rc_tlp_keep; // designs/internal/card/build.go:365
-    wire rc_tlp_sop; // designs/internal/card/build.go:365
-    wire rc_tlp_eop; // designs/internal/card/build.go:365
-    wire rc_tlp_valid; // designs/internal/card/build.go:365
-    wire tags_req_ready; // designs/internal/card/build.go:387
-    wire [31:0] tags_np_overflows; // designs/internal/card/build.go:387
-    wire tags_rq_valid; // designs/internal/card/build.go:387
-    wire [127:0] tags_rq_hdr; // designs/internal/card/build.go:387
-    wire [511:0] tags_rq_data; // designs/internal/card/build.go:387
-    wire [15:0] tags_rq_keep; // designs/internal/card/build.go:387
-    wire tags_rq_sop; // designs/internal/card/build.go:387
-    wire tags_rq_eop; // designs/internal/card/build.go:387
-    wire [1:0] tags_rq_port; // designs/internal/card/build.go:387
-    wire tags_rc_ready; // designs/internal/card/build.go:387
-    wire [95:0] tags_cpl_hdr; // designs/internal/card/build.go:387
-    wire [1:0] tags_cpl_port; // designs/internal/card/build.go:387
-    wire [511:0] tags_cpl_data; // designs/internal/card/build.go:387
-    wire [15:0] tags_cpl_keep; // designs/internal/card/build.go:387
-    wire tags_cpl_sop; // designs/internal/card/build.go:387
-    wire tags_cpl_eop; // designs/internal/card/build.go:387
-    wire tags_cpl_valid; // designs/internal/card/build.go:387
-    wire port_a_in_s_port_a_tlp_ready; // designs/internal/card/build.go:456
-    wire port_a_in_s_port_b_tlp_ready; // designs/internal/card/build.go:456
-    wire [127:0] port_a_in_m_host_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_a_in_m_host_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_a_in_m_host_tlp_keep; // designs/internal/card/build.go:456
-    wire port_a_in_m_host_tlp_sop; // designs/internal/card/build.go:456
-    wire port_a_in_m_host_tlp_eop; // designs/internal/card/build.go:456
-    wire port_a_in_m_host_tlp_valid; // designs/internal/card/build.go:456
-    wire port_a_in_m_kernel_from_b; // designs/internal/card/build.go:456
-    wire [7:0] port_a_in_m_kernel_slot; // designs/internal/card/build.go:456
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_a_in_m_kernel_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // designs/internal/card/build.go:456
-    wire port_a_in_m_kernel_tlp_sop; // designs/internal/card/build.go:456
-    wire port_a_in_m_kernel_tlp_eop; // designs/internal/card/build.go:456
-    wire port_a_in_m_kernel_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_a_in_m_local_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_a_in_m_local_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_a_in_m_local_tlp_keep; // designs/internal/card/build.go:456
-    wire port_a_in_m_local_tlp_sop; // designs/internal/card/build.go:456
-    wire port_a_in_m_local_tlp_eop; // designs/internal/card/build.go:456
-    wire port_a_in_m_local_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_a_in_m_port_a_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_a_tlp_sop; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_a_tlp_eop; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_a_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_a_in_m_port_b_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_b_tlp_sop; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_b_tlp_eop; // designs/internal/card/build.go:456
-    wire port_a_in_m_port_b_tlp_valid; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_ok_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_not_for_us_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_window_miss_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_mapping_disabled_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_port_down_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_no_proxy_id_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_unexpected_completion_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_unsupported_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_relay_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_msix_address_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_malformed_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_no_domain_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_no_range_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_read_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_write_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_egress_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_a_in_deny_source_invalid_total; // designs/internal/card/build.go:456
-    wire port_b_in_s_port_a_tlp_ready; // designs/internal/card/build.go:456
-    wire port_b_in_s_port_b_tlp_ready; // designs/internal/card/build.go:456
-    wire [127:0] port_b_in_m_host_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_b_in_m_host_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_b_in_m_host_tlp_keep; // designs/internal/card/build.go:456
-    wire port_b_in_m_host_tlp_sop; // designs/internal/card/build.go:456
-    wire port_b_in_m_host_tlp_eop; // designs/internal/card/build.go:456
-    wire port_b_in_m_host_tlp_valid; // designs/internal/card/build.go:456
-    wire port_b_in_m_kernel_from_b; // designs/internal/card/build.go:456
-    wire [7:0] port_b_in_m_kernel_slot; // designs/internal/card/build.go:456
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_b_in_m_kernel_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // designs/internal/card/build.go:456
-    wire port_b_in_m_kernel_tlp_sop; // designs/internal/card/build.go:456
-    wire port_b_in_m_kernel_tlp_eop; // designs/internal/card/build.go:456
-    wire port_b_in_m_kernel_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_b_in_m_local_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_b_in_m_local_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_b_in_m_local_tlp_keep; // designs/internal/card/build.go:456
-    wire port_b_in_m_local_tlp_sop; // designs/internal/card/build.go:456
-    wire port_b_in_m_local_tlp_eop; // designs/internal/card/build.go:456
-    wire port_b_in_m_local_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_b_in_m_port_a_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_a_tlp_sop; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_a_tlp_eop; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_a_tlp_valid; // designs/internal/card/build.go:456
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:456
-    wire [511:0] port_b_in_m_port_b_tlp_data; // designs/internal/card/build.go:456
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_b_tlp_sop; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_b_tlp_eop; // designs/internal/card/build.go:456
-    wire port_b_in_m_port_b_tlp_valid; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_ok_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_not_for_us_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_window_miss_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_mapping_disabled_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_port_down_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_no_proxy_id_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_unexpected_completion_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_unsupported_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_relay_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_msix_address_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_malformed_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_no_domain_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_no_range_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_read_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_write_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_egress_denied_total; // designs/internal/card/build.go:456
-    wire [31:0] port_b_in_deny_source_invalid_total; // designs/internal/card/build.go:456
-    wire port_a_tags_s_tlp_ready; // designs/internal/card/build.go:473
-    wire port_a_tags_np_room; // designs/internal/card/build.go:473
-    wire port_a_tags_m_tlp_valid; // designs/internal/card/build.go:473
-    wire [127:0] port_a_tags_m_tlp_hdr; // designs/internal/card/build.go:473
-    wire [511:0] port_a_tags_m_tlp_data; // designs/internal/card/build.go:473
-    wire [15:0] port_a_tags_m_tlp_keep; // designs/internal/card/build.go:473
-    wire port_a_tags_m_tlp_sop; // designs/internal/card/build.go:473
-    wire port_a_tags_m_tlp_eop; // designs/internal/card/build.go:473
-    wire port_a_tags_s_rx_ready; // designs/internal/card/build.go:473
-    wire port_a_tags_m_rx_valid; // designs/internal/card/build.go:473
-    wire [127:0] port_a_tags_m_rx_hdr; // designs/internal/card/build.go:473
-    wire [511:0] port_a_tags_m_rx_data; // designs/internal/card/build.go:473
-    wire [15:0] port_a_tags_m_rx_keep; // designs/internal/card/build.go:473
-    wire port_a_tags_m_rx_sop; // designs/internal/card/build.go:473
-    wire port_a_tags_m_rx_eop; // designs/internal/card/build.go:473
-    wire [31:0] port_a_tags_unexpected; // designs/internal/card/build.go:473
-    wire port_b_tags_s_tlp_ready; // designs/internal/card/build.go:473
-    wire port_b_tags_np_room; // designs/internal/card/build.go:473
-    wire port_b_tags_m_tlp_valid; // designs/internal/card/build.go:473
-    wire [127:0] port_b_tags_m_tlp_hdr; // designs/internal/card/build.go:473
-    wire [511:0] port_b_tags_m_tlp_data; // designs/internal/card/build.go:473
-    wire [15:0] port_b_tags_m_tlp_keep; // designs/internal/card/build.go:473
-    wire port_b_tags_m_tlp_sop; // designs/internal/card/build.go:473
-    wire port_b_tags_m_tlp_eop; // designs/internal/card/build.go:473
-    wire port_b_tags_s_rx_ready; // designs/internal/card/build.go:473
-    wire port_b_tags_m_rx_valid; // designs/internal/card/build.go:473
-    wire [127:0] port_b_tags_m_rx_hdr; // designs/internal/card/build.go:473
-    wire [511:0] port_b_tags_m_rx_data; // designs/internal/card/build.go:473
-    wire [15:0] port_b_tags_m_rx_keep; // designs/internal/card/build.go:473
-    wire port_b_tags_m_rx_sop; // designs/internal/card/build.go:473
-    wire port_b_tags_m_rx_eop; // designs/internal/card/build.go:473
-    wire [31:0] port_b_tags_unexpected; // designs/internal/card/build.go:473
-    wire manager_s_axil_awready; // designs/internal/card/build.go:546
-    wire manager_s_axil_wready; // designs/internal/card/build.go:546
-    wire manager_s_axil_bvalid; // designs/internal/card/build.go:546
-    wire [1:0] manager_s_axil_bresp; // designs/internal/card/build.go:546
-    wire manager_s_host_tlp_ready; // designs/internal/card/build.go:546
-    wire [127:0] manager_m_port_a_tlp_hdr; // designs/internal/card/build.go:546
-    wire [511:0] manager_m_port_a_tlp_data; // designs/internal/card/build.go:546
-    wire [15:0] manager_m_port_a_tlp_keep; // designs/internal/card/build.go:546
-    wire manager_m_port_a_tlp_sop; // designs/internal/card/build.go:546
-    wire manager_m_port_a_tlp_eop; // designs/internal/card/build.go:546
-    wire manager_m_port_a_tlp_valid; // designs/internal/card/build.go:546
-    wire [127:0] manager_m_port_b_tlp_hdr; // designs/internal/card/build.go:546
-    wire [511:0] manager_m_port_b_tlp_data; // designs/internal/card/build.go:546
-    wire [15:0] manager_m_port_b_tlp_keep; // designs/internal/card/build.go:546
-    wire manager_m_port_b_tlp_sop; // designs/internal/card/build.go:546
-    wire manager_m_port_b_tlp_eop; // designs/internal/card/build.go:546
-    wire manager_m_port_b_tlp_valid; // designs/internal/card/build.go:546
-    wire [7:0] manager_m_kernel_slot; // designs/internal/card/build.go:546
-    wire [127:0] manager_m_kernel_tlp_hdr; // designs/internal/card/build.go:546
-    wire [511:0] manager_m_kernel_tlp_data; // designs/internal/card/build.go:546
-    wire [15:0] manager_m_kernel_tlp_keep; // designs/internal/card/build.go:546
-    wire manager_m_kernel_tlp_sop; // designs/internal/card/build.go:546
-    wire manager_m_kernel_tlp_eop; // designs/internal/card/build.go:546
-    wire manager_m_kernel_tlp_valid; // designs/internal/card/build.go:546
-    wire [127:0] manager_m_local_tlp_hdr; // designs/internal/card/build.go:546
-    wire [511:0] manager_m_local_tlp_data; // designs/internal/card/build.go:546
-    wire [15:0] manager_m_local_tlp_keep; // designs/internal/card/build.go:546
-    wire manager_m_local_tlp_sop; // designs/internal/card/build.go:546
-    wire manager_m_local_tlp_eop; // designs/internal/card/build.go:546
-    wire manager_m_local_tlp_valid; // designs/internal/card/build.go:546
-    wire [95:0] manager_m_cpl_tlp_hdr; // designs/internal/card/build.go:546
-    wire manager_m_cpl_tlp_valid; // designs/internal/card/build.go:546
-    wire manager_host_busy; // designs/internal/card/build.go:546
-    wire manager_s_axil_arready; // designs/internal/card/build.go:546
-    wire manager_s_axil_rvalid; // designs/internal/card/build.go:546
-    wire [31:0] manager_s_axil_rdata; // designs/internal/card/build.go:546
-    wire [1:0] manager_s_axil_rresp; // designs/internal/card/build.go:546
-    wire regs_busy; // designs/internal/card/build.go:607
-    wire [11:0] regs_m_axil_awaddr; // designs/internal/card/build.go:607
-    wire regs_m_axil_awvalid; // designs/internal/card/build.go:607
-    wire [31:0] regs_m_axil_wdata; // designs/internal/card/build.go:607
-    wire [3:0] regs_m_axil_wstrb; // designs/internal/card/build.go:607
-    wire regs_m_axil_wvalid; // designs/internal/card/build.go:607
-    wire regs_m_axil_bready; // designs/internal/card/build.go:607
-    wire [11:0] regs_m_axil_araddr; // designs/internal/card/build.go:607
-    wire regs_m_axil_arvalid; // designs/internal/card/build.go:607
-    wire regs_m_axil_rready; // designs/internal/card/build.go:607
-    wire [15:0] regs_m_slot_axil_awaddr; // designs/internal/card/build.go:607
-    wire regs_m_slot_axil_awvalid; // designs/internal/card/build.go:607
-    wire [31:0] regs_m_slot_axil_wdata; // designs/internal/card/build.go:607
-    wire [3:0] regs_m_slot_axil_wstrb; // designs/internal/card/build.go:607
-    wire regs_m_slot_axil_wvalid; // designs/internal/card/build.go:607
-    wire regs_m_slot_axil_bready; // designs/internal/card/build.go:607
-    wire [15:0] regs_m_slot_axil_araddr; // designs/internal/card/build.go:607
-    wire regs_m_slot_axil_arvalid; // designs/internal/card/build.go:607
-    wire regs_m_slot_axil_rready; // designs/internal/card/build.go:607
-    wire [31:0] regs_msix_rd_data; // designs/internal/card/build.go:607
-    wire [63:0] regs_msix_masked; // designs/internal/card/build.go:607
-    wire [9:0] regs_ctr_index; // designs/internal/card/build.go:607
-    wire [95:0] regs_m_cpl_tlp_hdr; // designs/internal/card/build.go:607
-    wire [511:0] regs_m_cpl_tlp_data; // designs/internal/card/build.go:607
-    wire [15:0] regs_m_cpl_tlp_keep; // designs/internal/card/build.go:607
-    wire regs_m_cpl_tlp_sop; // designs/internal/card/build.go:607
-    wire regs_m_cpl_tlp_eop; // designs/internal/card/build.go:607
-    wire regs_m_cpl_tlp_valid; // designs/internal/card/build.go:607
-    wire regs_s_tlp_ready; // designs/internal/card/build.go:607
+    wire port_b_egress_waiting; // designs/internal/card/build.go:767
+    wire port_b_egress_stuck; // designs/internal/card/build.go:767
+    wire _port_b_egress_waited_not; // designs/internal/card/build.go:767
+    wire port_b_slow_window_end; // designs/internal/card/build.go:767
+    wire port_b_slow_active; // designs/internal/card/build.go:767
+    wire port_b_slow_restart; // designs/internal/card/build.go:767
+    wire port_b_egress_started; // designs/internal/card/build.go:767
+    wire [6:0] _port_b_slow_moved_zext; // designs/internal/card/build.go:767
+    wire port_b_egress_slow; // designs/internal/card/build.go:767
+    wire port_b_egress_stall; // designs/internal/card/build.go:767
+    wire [3:0] ctr_index_lo; // designs/internal/card/build.go:805
+    wire _ctr_group0_eq_16; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_15; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_14; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_13; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_12; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_11; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_10; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_9; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_8; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_7; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_6; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_5; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_4; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_3; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq_2; // designs/internal/card/build.go:813
+    wire _ctr_group0_eq; // designs/internal/card/build.go:813
+    wire [31:0] _ctr_group0_or_4; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group0_or_3; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group0_or_2; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group0_or; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group1_or_4; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group1_or_3; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group1_or_2; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group1_or; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group2_or_4; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group2_or_3; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group2_or_2; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group2_or; // designs/internal/card/build.go:817
+    wire [31:0] _ctr_group3_or; // designs/internal/card/build.go:817
+    wire [31:0] ctr_value; // designs/internal/card/build.go:821
+    wire cq_m_axis_cq_tready; // designs/internal/card/build.go:364
+    wire [127:0] cq_tlp_hdr; // designs/internal/card/build.go:364
+    wire [1:0] cq_tlp_func; // designs/internal/card/build.go:364
+    wire [2:0] cq_tlp_bar; // designs/internal/card/build.go:364
+    wire [511:0] cq_tlp_data; // designs/internal/card/build.go:364
+    wire [15:0] cq_tlp_keep; // designs/internal/card/build.go:364
+    wire cq_tlp_sop; // designs/internal/card/build.go:364
+    wire cq_tlp_eop; // designs/internal/card/build.go:364
+    wire cq_tlp_valid; // designs/internal/card/build.go:364
+    wire rc_m_axis_rc_tready; // designs/internal/card/build.go:370
+    wire [95:0] rc_tlp_hdr; // designs/internal/card/build.go:370
+    wire [3:0] rc_tlp_error; // designs/internal/card/build.go:370
+    wire rc_tlp_done; // designs/internal/card/build.go:370
+    wire [511:0] rc_tlp_data; // designs/internal/card/build.go:370
+    wire [15:0] rc_tlp_keep; // designs/internal/card/build.go:370
+    wire rc_tlp_sop; // designs/internal/card/build.go:370
+    wire rc_tlp_eop; // designs/internal/card/build.go:370
+    wire rc_tlp_valid; // designs/internal/card/build.go:370
+    wire tags_req_ready; // designs/internal/card/build.go:392
+    wire [31:0] tags_np_overflows; // designs/internal/card/build.go:392
+    wire tags_rq_valid; // designs/internal/card/build.go:392
+    wire [127:0] tags_rq_hdr; // designs/internal/card/build.go:392
+    wire [511:0] tags_rq_data; // designs/internal/card/build.go:392
+    wire [15:0] tags_rq_keep; // designs/internal/card/build.go:392
+    wire tags_rq_sop; // designs/internal/card/build.go:392
+    wire tags_rq_eop; // designs/internal/card/build.go:392
+    wire [1:0] tags_rq_port; // designs/internal/card/build.go:392
+    wire tags_rc_ready; // designs/internal/card/build.go:392
+    wire [95:0] tags_cpl_hdr; // designs/internal/card/build.go:392
+    wire [1:0] tags_cpl_port; // designs/internal/card/build.go:392
+    wire [511:0] tags_cpl_data; // designs/internal/card/build.go:392
+    wire [15:0] tags_cpl_keep; // designs/internal/card/build.go:392
+    wire tags_cpl_sop; // designs/internal/card/build.go:392
+    wire tags_cpl_eop; // designs/internal/card/build.go:392
+    wire tags_cpl_valid; // designs/internal/card/build.go:392
+    wire port_a_in_s_port_a_tlp_ready; // designs/internal/card/build.go:461
+    wire port_a_in_s_port_b_tlp_ready; // designs/internal/card/build.go:461
+    wire [127:0] port_a_in_m_host_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_a_in_m_host_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_a_in_m_host_tlp_keep; // designs/internal/card/build.go:461
+    wire port_a_in_m_host_tlp_sop; // designs/internal/card/build.go:461
+    wire port_a_in_m_host_tlp_eop; // designs/internal/card/build.go:461
+    wire port_a_in_m_host_tlp_valid; // designs/internal/card/build.go:461
+    wire port_a_in_m_kernel_from_b; // designs/internal/card/build.go:461
+    wire [7:0] port_a_in_m_kernel_slot; // designs/internal/card/build.go:461
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_a_in_m_kernel_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // designs/internal/card/build.go:461
+    wire port_a_in_m_kernel_tlp_sop; // designs/internal/card/build.go:461
+    wire port_a_in_m_kernel_tlp_eop; // designs/internal/card/build.go:461
+    wire port_a_in_m_kernel_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_a_in_m_local_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_a_in_m_local_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_a_in_m_local_tlp_keep; // designs/internal/card/build.go:461
+    wire port_a_in_m_local_tlp_sop; // designs/internal/card/build.go:461
+    wire port_a_in_m_local_tlp_eop; // designs/internal/card/build.go:461
+    wire port_a_in_m_local_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_a_in_m_port_a_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_a_tlp_sop; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_a_tlp_eop; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_a_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_a_in_m_port_b_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_b_tlp_sop; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_b_tlp_eop; // designs/internal/card/build.go:461
+    wire port_a_in_m_port_b_tlp_valid; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_ok_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_not_for_us_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_window_miss_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_mapping_disabled_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_port_down_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_no_proxy_id_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_unexpected_completion_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_unsupported_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_relay_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_msix_address_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_malformed_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_no_domain_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_no_range_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_read_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_write_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_egress_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_a_in_deny_source_invalid_total; // designs/internal/card/build.go:461
+    wire port_b_in_s_port_a_tlp_ready; // designs/internal/card/build.go:461
+    wire port_b_in_s_port_b_tlp_ready; // designs/internal/card/build.go:461
+    wire [127:0] port_b_in_m_host_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_b_in_m_host_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_b_in_m_host_tlp_keep; // designs/internal/card/build.go:461
+    wire port_b_in_m_host_tlp_sop; // designs/internal/card/build.go:461
+    wire port_b_in_m_host_tlp_eop; // designs/internal/card/build.go:461
+    wire port_b_in_m_host_tlp_valid; // designs/internal/card/build.go:461
+    wire port_b_in_m_kernel_from_b; // designs/internal/card/build.go:461
+    wire [7:0] port_b_in_m_kernel_slot; // designs/internal/card/build.go:461
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_b_in_m_kernel_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // designs/internal/card/build.go:461
+    wire port_b_in_m_kernel_tlp_sop; // designs/internal/card/build.go:461
+    wire port_b_in_m_kernel_tlp_eop; // designs/internal/card/build.go:461
+    wire port_b_in_m_kernel_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_b_in_m_local_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_b_in_m_local_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_b_in_m_local_tlp_keep; // designs/internal/card/build.go:461
+    wire port_b_in_m_local_tlp_sop; // designs/internal/card/build.go:461
+    wire port_b_in_m_local_tlp_eop; // designs/internal/card/build.go:461
+    wire port_b_in_m_local_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_b_in_m_port_a_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_a_tlp_sop; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_a_tlp_eop; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_a_tlp_valid; // designs/internal/card/build.go:461
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // designs/internal/card/build.go:461
+    wire [511:0] port_b_in_m_port_b_tlp_data; // designs/internal/card/build.go:461
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_b_tlp_sop; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_b_tlp_eop; // designs/internal/card/build.go:461
+    wire port_b_in_m_port_b_tlp_valid; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_ok_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_not_for_us_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_window_miss_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_mapping_disabled_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_port_down_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_no_proxy_id_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_unexpected_completion_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_unsupported_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_relay_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_msix_address_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_malformed_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_no_domain_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_no_range_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_read_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_write_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_egress_denied_total; // designs/internal/card/build.go:461
+    wire [31:0] port_b_in_deny_source_invalid_total; // designs/internal/card/build.go:461
+    wire port_a_tags_s_tlp_ready; // designs/internal/card/build.go:478
+    wire port_a_tags_np_room; // designs/internal/card/build.go:478
+    wire port_a_tags_m_tlp_valid; // designs/internal/card/build.go:478
+    wire [127:0] port_a_tags_m_tlp_hdr; // designs/internal/card/build.go:478
+    wire [511:0] port_a_tags_m_tlp_data; // designs/internal/card/build.go:478
+    wire [15:0] port_a_tags_m_tlp_keep; // designs/internal/card/build.go:478
+    wire port_a_tags_m_tlp_sop; // designs/internal/card/build.go:478
+    wire port_a_tags_m_tlp_eop; // designs/internal/card/build.go:478
+    wire port_a_tags_s_rx_ready; // designs/internal/card/build.go:478
+    wire port_a_tags_m_rx_valid; // designs/internal/card/build.go:478
+    wire [127:0] port_a_tags_m_rx_hdr; // designs/internal/card/build.go:478
+    wire [511:0] port_a_tags_m_rx_data; // designs/internal/card/build.go:478
+    wire [15:0] port_a_tags_m_rx_keep; // designs/internal/card/build.go:478
+    wire port_a_tags_m_rx_sop; // designs/internal/card/build.go:478
+    wire port_a_tags_m_rx_eop; // designs/internal/card/build.go:478
+    wire [31:0] port_a_tags_unexpected; // designs/internal/card/build.go:478
+    wire port_b_tags_s_tlp_ready; // designs/internal/card/build.go:478
+    wire port_b_tags_np_room; // designs/internal/card/build.go:478
+    wire port_b_tags_m_tlp_valid; // designs/internal/card/build.go:478
+    wire [127:0] port_b_tags_m_tlp_hdr; // designs/internal/card/build.go:478
+    wire [511:0] port_b_tags_m_tlp_data; // designs/internal/card/build.go:478
+    wire [15:0] port_b_tags_m_tlp_keep; // designs/internal/card/build.go:478
+    wire port_b_tags_m_tlp_sop; // designs/internal/card/build.go:478
+    wire port_b_tags_m_tlp_eop; // designs/internal/card/build.go:478
+    wire port_b_tags_s_rx_ready; // designs/internal/card/build.go:478
+    wire port_b_tags_m_rx_valid; // designs/internal/card/build.go:478
+    wire [127:0] port_b_tags_m_rx_hdr; // designs/internal/card/build.go:478
+    wire [511:0] port_b_tags_m_rx_data; // designs/internal/card/build.go:478
+    wire [15:0] port_b_tags_m_rx_keep; // designs/internal/card/build.go:478
+    wire port_b_tags_m_rx_sop; // designs/internal/card/build.go:478
+    wire port_b_tags_m_rx_eop; // designs/internal/card/build.go:478
+    wire [31:0] port_b_tags_unexpected; // designs/internal/card/build.go:478
+    wire manager_s_axil_awready; // designs/internal/card/build.go:551
+    wire manager_s_axil_wready; // designs/internal/card/build.go:551
+    wire manager_s_axil_bvalid; // designs/internal/card/build.go:551
+    wire [1:0] manager_s_axil_bresp; // designs/internal/card/build.go:551
+    wire manager_s_host_tlp_ready; // designs/internal/card/build.go:551
+    wire [127:0] manager_m_port_a_tlp_hdr; // designs/internal/card/build.go:551
+    wire [511:0] manager_m_port_a_tlp_data; // designs/internal/card/build.go:551
+    wire [15:0] manager_m_port_a_tlp_keep; // designs/internal/card/build.go:551
+    wire manager_m_port_a_tlp_sop; // designs/internal/card/build.go:551
+    wire manager_m_port_a_tlp_eop; // designs/internal/card/build.go:551
+    wire manager_m_port_a_tlp_valid; // designs/internal/card/build.go:551
+    wire [127:0] manager_m_port_b_tlp_hdr; // designs/internal/card/build.go:551
+    wire [511:0] manager_m_port_b_tlp_data; // designs/internal/card/build.go:551
+    wire [15:0] manager_m_port_b_tlp_keep; // designs/internal/card/build.go:551
+    wire manager_m_port_b_tlp_sop; // designs/internal/card/build.go:551
+    wire manager_m_port_b_tlp_eop; // designs/internal/card/build.go:551
+    wire manager_m_port_b_tlp_valid; // designs/internal/card/build.go:551
+    wire [7:0] manager_m_kernel_slot; // designs/internal/card/build.go:551
+    wire [127:0] manager_m_kernel_tlp_hdr; // designs/internal/card/build.go:551
+    wire [511:0] manager_m_kernel_tlp_data; // designs/internal/card/build.go:551
+    wire [15:0] manager_m_kernel_tlp_keep; // designs/internal/card/build.go:551
+    wire manager_m_kernel_tlp_sop; // designs/internal/card/build.go:551
+    wire manager_m_kernel_tlp_eop; // designs/internal/card/build.go:551
+    wire manager_m_kernel_tlp_valid; // designs/internal/card/build.go:551
+    wire [127:0] manager_m_local_tlp_hdr; // designs/internal/card/build.go:551
+    wire [511:0] manager_m_local_tlp_data; // designs/internal/card/build.go:551
+    wire [15:0] manager_m_local_tlp_keep; // designs/internal/card/build.go:551
+    wire manager_m_local_tlp_sop; // designs/internal/card/build.go:551
+    wire manager_m_local_tlp_eop; // designs/internal/card/build.go:551
+    wire manager_m_local_tlp_valid; // designs/internal/card/build.go:551
+    wire [95:0] manager_m_cpl_tlp_hdr; // designs/internal/card/build.go:551
+    wire manager_m_cpl_tlp_valid; // designs/internal/card/build.go:551
+    wire manager_host_busy; // designs/internal/card/build.go:551
+    wire manager_s_axil_arready; // designs/internal/card/build.go:551
+    wire manager_s_axil_rvalid; // designs/internal/card/build.go:551
+    wire [31:0] manager_s_axil_rdata; // designs/internal/card/build.go:551
+    wire [1:0] manager_s_axil_rresp; // designs/internal/card/build.go:551
+    wire regs_busy; // designs/internal/card/build.go:612
+    wire [11:0] regs_m_axil_awaddr; // designs/internal/card/build.go:612
+    wire regs_m_axil_awvalid; // designs/internal/card/build.go:612
+    wire [31:0] regs_m_axil_wdata; // designs/internal/card/build.go:612
+    wire [3:0] regs_m_axil_wstrb; // designs/internal/card/build.go:612
+    wire regs_m_axil_wvalid; // designs/internal/card/build.go:612
+    wire regs_m_axil_bready; // designs/internal/card/build.go:612
+    wire [11:0] regs_m_axil_araddr; // designs/internal/card/build.go:612
+    wire regs_m_axil_arvalid; // designs/internal/card/build.go:612
+    wire regs_m_axil_rready; // designs/internal/card/build.go:612
+    wire [15:0] regs_m_slot_axil_awaddr; // designs/internal/card/build.go:612
+    wire regs_m_slot_axil_awvalid; // designs/internal/card/build.go:612
+    wire [31:0] regs_m_slot_axil_wdata; // designs/internal/card/build.go:612
+    wire [3:0] regs_m_slot_axil_wstrb; // designs/internal/card/build.go:612
+    wire regs_m_slot_axil_wvalid; // designs/internal/card/build.go:612
+    wire regs_m_slot_axil_bready; // designs/internal/card/build.go:612
+    wire [15:0] regs_m_slot_axil_araddr; // designs/internal/card/build.go:612
+    wire regs_m_slot_axil_arvalid; // designs/internal/card/build.go:612
+    wire regs_m_slot_axil_rready; // designs/internal/card/build.go:612
+    wire [31:0] regs_msix_rd_data; // designs/internal/card/build.go:612
+    wire [63:0] regs_msix_masked; // designs/internal/card/build.go:612
+    wire [9:0] regs_ctr_index; // designs/internal/card/build.go:612
+    wire [95:0] regs_m_cpl_tlp_hdr; // designs/internal/card/build.go:612
+    wire [511:0] regs_m_cpl_tlp_data; // designs/internal/card/build.go:612
+    wire [15:0] regs_m_cpl_tlp_keep; // designs/internal/card/build.go:612
+    wire regs_m_cpl_tlp_sop; // designs/internal/card/build.go:612
+    wire regs_m_cpl_tlp_eop; // designs/internal/card/build.go:612
+    wire regs_m_cpl_tlp_valid; // designs/internal/card/build.go:612
+    wire regs_s_tlp_ready; // designs/internal/card/build.go:612
     wire slot0_s_host_tlp_ready; // designs/internal/card/slots.go:153
     wire slot0_s_port_a_tlp_ready; // designs/internal/card/slots.go:153
     wire slot0_s_port_b_tlp_ready; // designs/internal/card/slots.go:153
@@ -1217,64 +1221,64 @@ module onic_card (
     wire [63:0] slot3_kernel_m_tkeep_2; // designs/internal/card/slots.go:153
     wire slot3_kernel_m_tlast_2; // designs/internal/card/slots.go:153
     wire slot3_kernel_m_tvalid_2; // designs/internal/card/slots.go:153
-    wire rq_tlp_ready; // designs/internal/card/build.go:703
-    wire [511:0] rq_s_axis_rq_tdata; // designs/internal/card/build.go:703
-    wire [15:0] rq_s_axis_rq_tkeep; // designs/internal/card/build.go:703
-    wire rq_s_axis_rq_tlast; // designs/internal/card/build.go:703
-    wire [136:0] rq_s_axis_rq_tuser; // designs/internal/card/build.go:703
-    wire rq_s_axis_rq_tvalid; // designs/internal/card/build.go:703
-    wire cc_tlp_ready; // designs/internal/card/build.go:714
-    wire [511:0] cc_s_axis_cc_tdata; // designs/internal/card/build.go:714
-    wire [15:0] cc_s_axis_cc_tkeep; // designs/internal/card/build.go:714
-    wire cc_s_axis_cc_tlast; // designs/internal/card/build.go:714
-    wire [80:0] cc_s_axis_cc_tuser; // designs/internal/card/build.go:714
-    wire cc_s_axis_cc_tvalid; // designs/internal/card/build.go:714
-    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:860
-    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:860
-    wire msix_table_rd_en; // designs/internal/card/build.go:860
-    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:860
-    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:860
-    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:860
-    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:860
-    wire [63:0] msix_pending_2; // designs/internal/card/build.go:860
-    wire [31:0] msix_sent_2; // designs/internal/card/build.go:860
-    wire [31:0] msix_failed_2; // designs/internal/card/build.go:860
-    wire [31:0] cfg_ext_cfg_ext_read_data; // designs/internal/card/build.go:734
-    wire cfg_ext_cfg_ext_read_data_valid; // designs/internal/card/build.go:734
-    wire [1:0] port_a_link_state_2; // designs/internal/card/build.go:777
-    wire port_a_link_s_tlp_ready; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_replays; // designs/internal/card/build.go:777
-    wire [511:0] port_a_link_tx_data; // designs/internal/card/build.go:777
-    wire port_a_link_tx_ctl; // designs/internal/card/build.go:777
-    wire port_a_link_tx_valid; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_lost; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_stalls; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_crc_errors; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_naks; // designs/internal/card/build.go:777
-    wire [31:0] port_a_link_malformed; // designs/internal/card/build.go:777
-    wire [127:0] port_a_link_m_tlp_hdr; // designs/internal/card/build.go:777
-    wire [511:0] port_a_link_m_tlp_data; // designs/internal/card/build.go:777
-    wire [15:0] port_a_link_m_tlp_keep; // designs/internal/card/build.go:777
-    wire port_a_link_m_tlp_sop; // designs/internal/card/build.go:777
-    wire port_a_link_m_tlp_eop; // designs/internal/card/build.go:777
-    wire port_a_link_m_tlp_valid; // designs/internal/card/build.go:777
-    wire [1:0] port_b_link_state_2; // designs/internal/card/build.go:777
-    wire port_b_link_s_tlp_ready; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_replays; // designs/internal/card/build.go:777
-    wire [511:0] port_b_link_tx_data; // designs/internal/card/build.go:777
-    wire port_b_link_tx_ctl; // designs/internal/card/build.go:777
-    wire port_b_link_tx_valid; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_lost; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_stalls; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_crc_errors; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_naks; // designs/internal/card/build.go:777
-    wire [31:0] port_b_link_malformed; // designs/internal/card/build.go:777
-    wire [127:0] port_b_link_m_tlp_hdr; // designs/internal/card/build.go:777
-    wire [511:0] port_b_link_m_tlp_data; // designs/internal/card/build.go:777
-    wire [15:0] port_b_link_m_tlp_keep; // designs/internal/card/build.go:777
-    wire port_b_link_m_tlp_sop; // designs/internal/card/build.go:777
-    wire port_b_link_m_tlp_eop; // designs/internal/card/build.go:777
-    wire port_b_link_m_tlp_valid; // designs/internal/card/build.go:777
+    wire rq_tlp_ready; // designs/internal/card/build.go:708
+    wire [511:0] rq_s_axis_rq_tdata; // designs/internal/card/build.go:708
+    wire [15:0] rq_s_axis_rq_tkeep; // designs/internal/card/build.go:708
+    wire rq_s_axis_rq_tlast; // designs/internal/card/build.go:708
+    wire [136:0] rq_s_axis_rq_tuser; // designs/internal/card/build.go:708
+    wire rq_s_axis_rq_tvalid; // designs/internal/card/build.go:708
+    wire cc_tlp_ready; // designs/internal/card/build.go:719
+    wire [511:0] cc_s_axis_cc_tdata; // designs/internal/card/build.go:719
+    wire [15:0] cc_s_axis_cc_tkeep; // designs/internal/card/build.go:719
+    wire cc_s_axis_cc_tlast; // designs/internal/card/build.go:719
+    wire [80:0] cc_s_axis_cc_tuser; // designs/internal/card/build.go:719
+    wire cc_s_axis_cc_tvalid; // designs/internal/card/build.go:719
+    wire [3:0] msix_irq_ready; // designs/internal/card/build.go:865
+    wire [7:0] msix_table_rd_addr; // designs/internal/card/build.go:865
+    wire msix_table_rd_en; // designs/internal/card/build.go:865
+    wire [63:0] msix_cfg_interrupt_msix_address; // designs/internal/card/build.go:865
+    wire [31:0] msix_cfg_interrupt_msix_data; // designs/internal/card/build.go:865
+    wire [7:0] msix_cfg_interrupt_msi_function_number; // designs/internal/card/build.go:865
+    wire msix_cfg_interrupt_msix_int; // designs/internal/card/build.go:865
+    wire [63:0] msix_pending_2; // designs/internal/card/build.go:865
+    wire [31:0] msix_sent_2; // designs/internal/card/build.go:865
+    wire [31:0] msix_failed_2; // designs/internal/card/build.go:865
+    wire [31:0] cfg_ext_cfg_ext_read_data; // designs/internal/card/build.go:739
+    wire cfg_ext_cfg_ext_read_data_valid; // designs/internal/card/build.go:739
+    wire [1:0] port_a_link_state_2; // designs/internal/card/build.go:782
+    wire port_a_link_s_tlp_ready; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_replays; // designs/internal/card/build.go:782
+    wire [511:0] port_a_link_tx_data; // designs/internal/card/build.go:782
+    wire port_a_link_tx_ctl; // designs/internal/card/build.go:782
+    wire port_a_link_tx_valid; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_lost; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_stalls; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_crc_errors; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_naks; // designs/internal/card/build.go:782
+    wire [31:0] port_a_link_malformed; // designs/internal/card/build.go:782
+    wire [127:0] port_a_link_m_tlp_hdr; // designs/internal/card/build.go:782
+    wire [511:0] port_a_link_m_tlp_data; // designs/internal/card/build.go:782
+    wire [15:0] port_a_link_m_tlp_keep; // designs/internal/card/build.go:782
+    wire port_a_link_m_tlp_sop; // designs/internal/card/build.go:782
+    wire port_a_link_m_tlp_eop; // designs/internal/card/build.go:782
+    wire port_a_link_m_tlp_valid; // designs/internal/card/build.go:782
+    wire [1:0] port_b_link_state_2; // designs/internal/card/build.go:782
+    wire port_b_link_s_tlp_ready; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_replays; // designs/internal/card/build.go:782
+    wire [511:0] port_b_link_tx_data; // designs/internal/card/build.go:782
+    wire port_b_link_tx_ctl; // designs/internal/card/build.go:782
+    wire port_b_link_tx_valid; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_lost; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_stalls; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_crc_errors; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_naks; // designs/internal/card/build.go:782
+    wire [31:0] port_b_link_malformed; // designs/internal/card/build.go:782
+    wire [127:0] port_b_link_m_tlp_hdr; // designs/internal/card/build.go:782
+    wire [511:0] port_b_link_m_tlp_data; // designs/internal/card/build.go:782
+    wire [15:0] port_b_link_m_tlp_keep; // designs/internal/card/build.go:782
+    wire port_b_link_m_tlp_sop; // designs/internal/card/build.go:782
+    wire port_b_link_m_tlp_eop; // designs/internal/card/build.go:782
+    wire port_b_link_m_tlp_valid; // designs/internal/card/build.go:782
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1981,8 +1985,10 @@ module onic_card (
                                    & (~(11'h200 < port_a_hold_tlps));
     assign port_a_egress_waiting = port_a_egress_valid & (~port_a_egress_out_ready);
     assign port_a_egress_stuck = port_a_egress_waiting & (port_a_egress_waited == 13'hfff);
+    assign _port_a_egress_waited_not = ~port_a_egress_stalled;
     assign port_a_slow_window_end = port_a_slow_window == 13'hfff;
     assign port_a_slow_active = port_a_egress_waiting | (port_a_slow_window != 13'h0);
+    assign port_a_slow_restart = port_a_slow_window_end | port_a_egress_stalled;
     assign port_a_egress_started = _port_a_egress_busy_and & port_a_egress_data[0];
     assign _port_a_slow_moved_zext = {6'h0, (port_a_egress_started & port_a_slow_active)};
     assign port_a_egress_slow = (~(port_a_slow_blocked < 13'h800)) & (port_a_slow_moved < 7'h40);
@@ -2078,8 +2084,10 @@ module onic_card (
                                    & (~(11'h200 < port_b_hold_tlps));
     assign port_b_egress_waiting = port_b_egress_valid & (~port_b_egress_out_ready);
     assign port_b_egress_stuck = port_b_egress_waiting & (port_b_egress_waited == 13'hfff);
+    assign _port_b_egress_waited_not = ~port_b_egress_stalled;
     assign port_b_slow_window_end = port_b_slow_window == 13'hfff;
     assign port_b_slow_active = port_b_egress_waiting | (port_b_slow_window != 13'h0);
+    assign port_b_slow_restart = port_b_slow_window_end | port_b_egress_stalled;
     assign port_b_egress_started = _port_b_egress_busy_and & port_b_egress_data[0];
     assign _port_b_slow_moved_zext = {6'h0, (port_b_egress_started & port_b_slow_active)};
     assign port_b_egress_slow = (~(port_b_slow_blocked < 13'h800)) & (port_b_slow_moved < 7'h40);
@@ -2163,7 +2171,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_need_sub[3:0],
                     _port_b_hold_slice_skid_need_sub[3:0]};
 
-    onic_pcie4_cq cq ( // designs/internal/card/build.go:359
+    onic_pcie4_cq cq ( // designs/internal/card/build.go:364
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -2183,7 +2191,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // designs/internal/card/build.go:365
+    onic_pcie4_rc rc ( // designs/internal/card/build.go:370
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -2203,7 +2211,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // designs/internal/card/build.go:387
+    onic_pcie4_tags tags ( // designs/internal/card/build.go:392
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2244,7 +2252,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // designs/internal/card/build.go:456
+    onic_pcie_manager_port_in port_a_in ( // designs/internal/card/build.go:461
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2321,7 +2329,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // designs/internal/card/build.go:456
+    onic_pcie_manager_port_in port_b_in ( // designs/internal/card/build.go:461
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2398,7 +2406,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // designs/internal/card/build.go:473
+    onic_port_tags port_a_tags ( // designs/internal/card/build.go:478
         .clk(clk),
         .rst(rst),
         .up(port_a_link_up),
@@ -2434,7 +2442,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // designs/internal/card/build.go:473
+    onic_port_tags port_b_tags ( // designs/internal/card/build.go:478
         .clk(clk),
         .rst(rst),
         .up(port_b_link_up),
@@ -2470,7 +2478,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // designs/internal/card/build.go:546
+    onic_pcie_manager manager ( // designs/internal/card/build.go:551
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2535,7 +2543,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // designs/internal/card/build.go:607
+    onic_pcie_manager_regbar regs ( // designs/internal/card/build.go:612
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -3026,7 +3034,7 @@ module onic_card (
         .m_tvalid(slot3_kernel_m_tvalid_2)
     );
 
-    onic_pcie4_rq rq ( // designs/internal/card/build.go:703
+    onic_pcie4_rq rq ( // designs/internal/card/build.go:708
         .clk(clk),
         .rst(rst),
         .tlp_hdr(rq_tags_slice_hdr),
@@ -3045,7 +3053,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // designs/internal/card/build.go:714
+    onic_pcie4_cc cc ( // designs/internal/card/build.go:719
         .clk(clk),
         .rst(rst),
         .tlp_hdr(cc_merge_data[624:529]),
@@ -3063,7 +3071,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_msix msix ( // designs/internal/card/build.go:860
+    onic_msix msix ( // designs/internal/card/build.go:865
         .clk(clk),
         .rst(rst),
         .host_posted(slot_write_to_host),
@@ -3090,7 +3098,7 @@ module onic_card (
         .failed(msix_failed_2)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // designs/internal/card/build.go:734
+    onic_pcie4_cfg_ext cfg_ext ( // designs/internal/card/build.go:739
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -3099,7 +3107,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // designs/internal/card/build.go:777
+    onic_optlink port_a_link ( // designs/internal/card/build.go:782
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -3133,7 +3141,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // designs/internal/card/build.go:777
+    onic_optlink port_b_link ( // designs/internal/card/build.go:782
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
@@ -3940,7 +3948,8 @@ module onic_card (
         if (rst) begin
             port_a_egress_waited <= 13'h0;
         end else begin
-            port_a_egress_waited <= (port_a_egress_waiting & (~port_a_egress_stuck))
+            port_a_egress_waited <= (port_a_egress_waiting & (~port_a_egress_stuck)
+                                     & _port_a_egress_waited_not)
                                     ? (port_a_egress_waited + 13'h1) : 13'h0;
         end
     end
@@ -3949,9 +3958,9 @@ module onic_card (
         if (rst) begin
             port_a_egress_stalled <= 1'h0;
         end else begin
-            port_a_egress_stalled <= port_a_egress_stall ? 1'h1
-                                     : ((port_a_hold_half_free | (~port_a_link_up)) ? 1'h0
-                                         : port_a_egress_stalled);
+            port_a_egress_stalled <= port_a_egress_stalled
+                                     ? (~(port_a_hold_half_free | (~port_a_link_up)))
+                                     : port_a_egress_stall;
         end
     end
 
@@ -3959,7 +3968,7 @@ module onic_card (
         if (rst) begin
             port_a_slow_window <= 13'h0;
         end else begin
-            port_a_slow_window <= port_a_slow_window_end ? 13'h0
+            port_a_slow_window <= port_a_slow_restart ? 13'h0
                                   : (port_a_slow_active ? (port_a_slow_window + 13'h1)
                                      : port_a_slow_window);
         end
@@ -3969,7 +3978,7 @@ module onic_card (
         if (rst) begin
             port_a_slow_blocked <= 13'h0;
         end else begin
-            port_a_slow_blocked <= port_a_slow_window_end ? 13'h0
+            port_a_slow_blocked <= port_a_slow_restart ? 13'h0
                                    : (port_a_slow_blocked + {12'h0, port_a_egress_waiting});
         end
     end
@@ -3978,7 +3987,7 @@ module onic_card (
         if (rst) begin
             port_a_slow_moved <= 7'h0;
         end else begin
-            port_a_slow_moved <= port_a_slow_window_end ? 7'h0
+            port_a_slow_moved <= port_a_slow_restart ? 7'h0
                                  : (((~port_a_slow_moved) < _port_a_slow_moved_zext) ? 7'h7f
                                       : (port_a_slow_moved + _port_a_slow_moved_zext));
         end
@@ -3987,7 +3996,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_a_egress_stall_count <= 32'h0;
-        end else if (port_a_egress_stall & (~port_a_egress_stalled)) begin
+        end else if (port_a_egress_stall & _port_a_egress_waited_not) begin
             port_a_egress_stall_count <= ((~port_a_egress_stall_count) < 32'h1) ? 32'hffffffff
                                          : (port_a_egress_stall_count + 32'h1);
         end
@@ -4202,7 +4211,8 @@ module onic_card (
         if (rst) begin
             port_b_egress_waited <= 13'h0;
         end else begin
-            port_b_egress_waited <= (port_b_egress_waiting & (~port_b_egress_stuck))
+            port_b_egress_waited <= (port_b_egress_waiting & (~port_b_egress_stuck)
+                                     & _port_b_egress_waited_not)
                                     ? (port_b_egress_waited + 13'h1) : 13'h0;
         end
     end
@@ -4211,9 +4221,9 @@ module onic_card (
         if (rst) begin
             port_b_egress_stalled <= 1'h0;
         end else begin
-            port_b_egress_stalled <= port_b_egress_stall ? 1'h1
-                                     : ((port_b_hold_half_free | (~port_b_link_up)) ? 1'h0
-                                         : port_b_egress_stalled);
+            port_b_egress_stalled <= port_b_egress_stalled
+                                     ? (~(port_b_hold_half_free | (~port_b_link_up)))
+                                     : port_b_egress_stall;
         end
     end
 
@@ -4221,7 +4231,7 @@ module onic_card (
         if (rst) begin
             port_b_slow_window <= 13'h0;
         end else begin
-            port_b_slow_window <= port_b_slow_window_end ? 13'h0
+            port_b_slow_window <= port_b_slow_restart ? 13'h0
                                   : (port_b_slow_active ? (port_b_slow_window + 13'h1)
                                      : port_b_slow_window);
         end
@@ -4231,7 +4241,7 @@ module onic_card (
         if (rst) begin
             port_b_slow_blocked <= 13'h0;
         end else begin
-            port_b_slow_blocked <= port_b_slow_window_end ? 13'h0
+            port_b_slow_blocked <= port_b_slow_restart ? 13'h0
                                    : (port_b_slow_blocked + {12'h0, port_b_egress_waiting});
         end
     end
@@ -4240,7 +4250,7 @@ module onic_card (
         if (rst) begin
             port_b_slow_moved <= 7'h0;
         end else begin
-            port_b_slow_moved <= port_b_slow_window_end ? 7'h0
+            port_b_slow_moved <= port_b_slow_restart ? 7'h0
                                  : (((~port_b_slow_moved) < _port_b_slow_moved_zext) ? 7'h7f
                                       : (port_b_slow_moved + _port_b_slow_moved_zext));
         end
@@ -4249,7 +4259,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_b_egress_stall_count <= 32'h0;
-        end else if (port_b_egress_stall & (~port_b_egress_stalled)) begin
+        end else if (port_b_egress_stall & _port_b_egress_waited_not) begin
             port_b_egress_stall_count <= ((~port_b_egress_stall_count) < 32'h1) ? 32'hffffffff
                                          : (port_b_egress_stall_count + 32'h1);
         end
