@@ -300,10 +300,10 @@ func faultsAgainstModel(t *testing.T, policy string) {
 
 // sameTLPs holds the model and the cards to losing the same writes
 // (lost, each side's by flow and request number): over a run of six
-// sequences or more, 85% of the writes the cards lost are ones the model
-// lost too, and of the writes either lost, at least seven in ten both
-// lost. (Over 36 sequences: 96% and 83% under hold, 89% and 83% under
-// fail; over make test's six, 96% and 77%, 88% and 84%.) It logs each
+// sequences or more, 90% of the writes the cards lost are ones the model
+// lost too, and of the writes either lost, at least three in four both
+// lost. (Over 36 sequences: 95% and 85% under hold, 98% and 90% under
+// fail; over make test's six, 96% and 81%, 99% and 88%.) It logs each
 // faulty flow's losses on both, as runs of request numbers.
 func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[string]map[int]string) {
 	t.Helper()
@@ -325,7 +325,7 @@ func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[str
 		}
 	}
 	t.Logf("writes lost: %d on the cards, %d of them on the model too; %d on either", cards, both, either)
-	if len(kinds) >= 6 && (20*both < 17*cards || 10*both < 7*either) {
+	if len(kinds) >= 6 && (10*both < 9*cards || 4*both < 3*either) {
 		t.Errorf("the model and the cards lost different writes: %d on the cards, %d of them on the model too, %d on either", cards, both, either)
 	}
 }
