@@ -10,7 +10,6 @@
 package cluster
 
 import (
-	"slices"
 	"time"
 
 	"onic/desc"
@@ -945,8 +944,8 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	start := o.pl.take(m.from, !m.t.Kind().IsRequest(), payloadBytes(&m.t), now)
 	wait = start - now
 	ready := max(start, o.stalled) + o.pl.latency
-	if o.deferred[m.from] > 0 || start > now && o.portDown() {
-		// A port is down or stalled: it may be back by the time the
+	if o.deferred[m.from] > 0 || start > now && o.portReturning() {
+		// A port is stalled or training: it may be back by the time the
 		// pipeline takes m, and the card's manager decides then. (So
 		// does every TLP behind one deferred, to keep their order.)
 		o.deferred[m.from]++
@@ -958,10 +957,16 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	return wait
 }
 
-// portDown says whether the manager counts a port as down (dark, or
-// stalled).
-func (o *onicNode) portDown() bool {
-	return slices.Contains(o.mgr.PortDown[:], true)
+// portReturning says whether a port the manager counts as down may take
+// traffic again soon: it is stalled, or its link is training. (A dark
+// port lights only at a MEMS phase, and then trains first.)
+func (o *onicNode) portReturning() bool {
+	for _, pt := range o.ports {
+		if pt.w.stalled || pt.state == portTraining {
+			return true
+		}
+	}
+	return false
 }
 
 // decideDeferred runs a deferred decision as the pipeline takes m, or
