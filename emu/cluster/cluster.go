@@ -556,6 +556,7 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 			if pt.l != nil && keep[pt] != pt.peer {
 				l := pt.l
 				for _, end := range [2]*port{pt, pt.peer} {
+					end.keepQueued()
 					end.l, end.peer = nil, nil
 					end.w.stalled = false
 					end.setState(c.s.Now(), portDown)
@@ -591,6 +592,37 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 		c.phases[idx].stall = stall
 		c.stall += stall
 	}
+}
+
+// keepQueued is what a port's hold buffer does as its circuit goes dark
+// under hold: what waits in its link queue, not yet handed to the link
+// (the card's hold buffer's front), stays, as many as fit, before what
+// the port already held; the rest is lost with the link. So does a
+// non-posted request, whose port tag goes with the link. (What is on the
+// wire or in the replay buffer is lost, as before: Link.SetDown.)
+func (pt *port) keepQueued() {
+	o, c := pt.o, pt.o.c
+	if !o.d.Hold {
+		return
+	}
+	var queued []*msg
+	pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
+		queued = append(queued, c.msgs[p.Arg])
+		return true
+	})
+	pt.l.DropQueued(pt.side, 0, func(*link.Packet) {})
+	tlps, beats := len(pt.hold), pt.holdBeats
+	var kept []*msg
+	for _, m := range queued {
+		pt.sent-- // (counted as sent when queued; again as it leaves the hold)
+		if b := o.beats(&m.t); !m.t.Kind().IsNonPosted() && tlps < o.d.HoldTLPs && beats+b <= scenario.HoldBeats {
+			kept = append(kept, m)
+			tlps, beats = tlps+1, beats+b
+			continue
+		}
+		c.lose(m)
+	}
+	pt.hold, pt.holdBeats = append(kept, pt.hold...), beats
 }
 
 // lose accounts a TLP lost with its link.
