@@ -302,8 +302,8 @@ func faultsAgainstModel(t *testing.T, policy string) {
 // (lost, each side's by flow and request number): over a run of six
 // sequences or more, 90% of the writes the cards lost are ones the model
 // lost too, and of the writes either lost, at least three in four both
-// lost. (Over 36 sequences: 95% and 85% under hold, 98% and 90% under
-// fail; over make test's six, 96% and 81%, 99% and 88%.) It logs each
+// lost. (Over 36 sequences: 96% and 93% under hold, 98% and 90% under
+// fail; over make test's six, 97% and 96%, 99% and 88%.) It logs each
 // faulty flow's losses on both, as runs of request numbers.
 func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[string]map[int]string) {
 	t.Helper()
