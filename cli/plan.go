@@ -23,8 +23,8 @@ func newPlanCmd(v *viper.Viper) *cobra.Command {
 collectives) onto a cluster's hosts and chooses the MEMS circuits of each stage —
 where to reconfigure the switch and where instead to keep a topology and relay
 through O-NICs' second ports — minimising the job's time under a fluid cost
-model (an O-NIC's host side at 102.4 Gb/s and circuits at 97.96 Gb/s each way, as
-the emulator carries them). Clusters of up to --exact-hosts hosts are searched exactly (every
+model (an O-NIC's host side at 102.4 Gb/s and circuits at 100.16 Gb/s each way,
+as the emulator carries them). Clusters of up to --exact-hosts hosts are searched exactly (every
 placement, every set of circuits, every sequence); larger ones by a heuristic
 within --time-limit.
 

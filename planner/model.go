@@ -35,13 +35,14 @@ import (
 // PCIe block's 512-bit CQ and RQ interfaces at 250 MHz, straddling off,
 // take a write's 16-byte descriptor and 256 bytes in five beats (PG213),
 // below the 110.4 Gb/s the Gen3 x16 link itself carries (linkbench's
-// model) — and a circuit on FLEET's lane plan 97.96 Gb/s each way with
-// both ways busy (`onic emu run`, two-party): the optical link layer
-// sends whole 512-bit words, five for a 256-byte write, and its Acks and
-// credit updates share the words.
+// model) — and a circuit on FLEET's lane plan 100.16 Gb/s each way with
+// both ways busy (`onic emu run --duration 2ms`, two-party; the cards
+// under --rtl carry the same): the optical link layer sends whole
+// 512-bit words, five for a 256-byte write, and a control word for each
+// Ack with its credits.
 const (
 	DefaultRateGbps = 102.4
-	DefaultPortGbps = 97.96
+	DefaultPortGbps = 100.16
 	DefaultHop      = 2 * time.Microsecond
 )
 

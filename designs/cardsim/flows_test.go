@@ -3,6 +3,7 @@ package cardsim
 import (
 	"bytes"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -18,14 +19,17 @@ import (
 // pair: the card's port joined to a Partner, whose TLPs cross to the
 // model's port): every transfer that ends is delivered whole — nothing
 // refused, dropped or failed, the reads under the hosts' 8-bit tags
-// (PG213's CQ carries 8) — and each flow's
-// throughput is within a tenth of the model's, whose optical links are
-// timed in the link layer's whole words on the O-NICs' lane plan as the
-// cards' are (emu/link's Config.Plan): writes within 2%, reads within
-// 7% (before the model had the words, the cards lost a tenth of its
-// rate on writes and a fifth on reads) — also on a lane plan slower
-// than the host links (4 x 25.78125 Gb/s: the cards' ports take words
-// at the plan's rate, through designs/cardsim's pacer).
+// (PG213's CQ carries 8) — and each flow's throughput is within 1.5% of
+// the model's and its median transfer within 2% with both O-NICs cards
+// (2.5% for a mixed pair), whose optical links are timed in the link
+// layer's whole words on the O-NICs' lane plan as the cards' are
+// (emu/link's Config.Plan), an Ack and the credits due sharing one
+// control word as on the cards (with two, the model was 1.6% slower on
+// writes and 2.2% on reads, its p50s 2.2% and 2.5% longer; before the
+// model had the words, the cards lost a tenth of its rate on writes and
+// a fifth on reads) — also on a lane plan slower than the host links
+// (4 x 25.78125 Gb/s: the cards' ports take words at the plan's rate,
+// through designs/cardsim's pacer).
 func TestFlowsOnCards(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -70,10 +74,16 @@ func TestFlowsOnCards(t *testing.T) {
 					t.Errorf("%s on the cards: %+v; on the model it sent %v", o.Name, o, model.ONICs[k].PortTLPs)
 				}
 			}
+			tol := 0.015
+			if tc.cards != nil {
+				tol = 0.025
+			}
+			off := func(a, b float64) float64 { return math.Abs(a-b) / b }
 			for i, f := range rtl.Flows {
 				m := model.Flows[i]
-				if f.Failed != 0 || f.Transfers == 0 || f.Gbps < 0.9*m.Gbps || f.Gbps > 1.05*m.Gbps {
-					t.Errorf("flow %s: %d transfers (%d failed) at %.2f Gb/s on the cards, %.2f on the model", f.Name, f.Transfers, f.Failed, f.Gbps, m.Gbps)
+				if f.Failed != 0 || f.Transfers == 0 || off(f.Gbps, m.Gbps) > tol || tc.cards == nil && off(f.P50Ns, m.P50Ns) > 0.02 {
+					t.Errorf("flow %s: %d transfers (%d failed) at %.2f Gb/s on the cards, %.2f on the model; p50 %.0f ns and %.0f ns",
+						f.Name, f.Transfers, f.Failed, f.Gbps, m.Gbps, f.P50Ns, m.P50Ns)
 				}
 				t.Logf("flow %s: %.2f Gb/s on the cards, %.2f on the model; p50 %.0f ns and %.0f ns", f.Name, f.Gbps, m.Gbps, f.P50Ns, m.P50Ns)
 			}

@@ -23,7 +23,7 @@ func ExampleRun() {
 	a := r.Accounting
 	fmt.Println(a.Injected == a.Delivered+a.InFlight)
 	// Output:
-	// A->B: 9 transfers, 98 Gb/s
-	// B->A: 9 transfers, 98 Gb/s
+	// A->B: 9 transfers, 100 Gb/s
+	// B->A: 9 transfers, 100 Gb/s
 	// true
 }

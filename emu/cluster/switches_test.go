@@ -144,6 +144,8 @@ func TestFLEETClusters(t *testing.T) {
 	if within := gbps["c1-S1<->S3"]; within < 1.1*want {
 		t.Errorf("within a cluster %.1f Gb/s, across the trunk %.1f: the trunk's fibre should cost throughput", within, want)
 	}
+	t.Logf("within a cluster %.1f Gb/s, across the trunk %.1f and %.1f; a 120 m pair %.1f Gb/s a direction",
+		gbps["c1-S1<->S3"], gbps["c0-S0<->c1-S0"], gbps["c0-S2<->c1-S2"], p.Flows[0].Gbps)
 	if r.Reconfigurations != 1 {
 		t.Fatalf("%d reconfigurations", r.Reconfigurations)
 	}

@@ -99,7 +99,8 @@ type Config struct {
 	// slower end's user-clock period when the plan is faster. A TLP
 	// takes whole words (its bytes and Framing over 64, rounded up: the
 	// RTL's frames start on word boundaries), an Ack or UpdateFC one
-	// control word, and there are no SKP ordered sets (the transceiver
+	// control word that carries both the Ack and the credits, as the
+	// RTL's does, and there are no SKP ordered sets (the transceiver
 	// wrapper compensates clocks with control words). Ack and UpdateFC
 	// wait as the RTL's AckCycles default does. Gen and Lanes are then
 	// ignored.
@@ -643,6 +644,17 @@ func (l *Link) cost(p *Packet) (Class, int64) {
 	return p.Class, dataCredits(p.Payload)
 }
 
+// withCredits has an Ack or Nak of a pooled optical link carry the
+// credits its transmitter d has to return, as the card's control word
+// carries both the Ack or Nak and the credit limit: one word, not two.
+func (l *Link) withCredits(d *dir, it item) item {
+	if l.pooled && (d.fcH[Posted] != 0 || d.fcD[Posted] != 0) {
+		it.class, it.hdr, it.pd = Posted, int32(d.fcH[Posted]), int32(d.fcD[Posted])
+		d.fcH[Posted], d.fcD[Posted], d.fcOut[Posted] = 0, 0, false
+	}
+	return it
+}
+
 // next picks what transmitter side sends next, at time at: DLLPs first,
 // then a TLP of the next class round-robin that is ready and whose credits
 // and replay room allow it. If no TLP is ready yet, the one that will be
@@ -655,17 +667,21 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 		// A Nak acknowledges what came before the TLP it asks again for:
 		// it stands for a pending Ack too.
 		d.nakOut, d.ackOut = false, false
-		return item{kind: itemNak, seq: d.ackSeq}, 0, true
+		return l.withCredits(d, item{kind: itemNak, seq: d.ackSeq}), 0, true
 	}
 	if d.ackOut {
 		d.ackOut = false
-		return item{kind: itemAck, seq: d.ackSeq}, 0, true
+		return l.withCredits(d, item{kind: itemAck, seq: d.ackSeq}), 0, true
 	}
 	for c := Class(0); c < numClasses; c++ {
 		if d.fcOut[c] {
 			d.fcOut[c] = false
 			it := item{kind: itemFC, class: c, hdr: int32(d.fcH[c]), pd: int32(d.fcD[c])}
 			d.fcH[c], d.fcD[c] = 0, 0
+			if l.pooled {
+				// The optical link's control word carries the Ack too.
+				it.seq = l.dirs[1-side].rxSeq
+			}
 			return it, 0, true
 		}
 	}
@@ -997,20 +1013,31 @@ func (l *Link) arrive(side int) {
 		l.freeAfter(side, class, dc, max(hold, 0))
 	case itemAck:
 		// An Ack sent by end side acknowledges TLPs it received, which
-		// the transmitter at the far end holds for replay.
+		// the transmitter at the far end holds for replay (and, on a
+		// pooled optical link, returns credits with them).
 		l.acknowledge(far, it.seq)
+		l.credit(far, it)
 		l.kick(far)
 	case itemNak:
 		// A Nak acknowledges the TLPs before the one it names and has the
 		// far end send the rest again.
 		l.acknowledge(far, it.seq)
+		l.credit(far, it)
 		l.replayAll(far)
 	case itemFC:
-		tx := &l.dirs[far]
-		tx.limitH[it.class] += int64(it.hdr)
-		tx.limitD[it.class] += int64(it.pd)
+		if l.pooled {
+			l.acknowledge(far, it.seq) // (the control word's Ack)
+		}
+		l.credit(far, it)
 		l.kick(far)
 	}
+}
+
+// credit gives the transmitter at end far the credits item it returns.
+func (l *Link) credit(far int, it item) {
+	tx := &l.dirs[far]
+	tx.limitH[it.class] += int64(it.hdr)
+	tx.limitD[it.class] += int64(it.pd)
 }
 
 // freeAfter frees a received TLP's credits after hold and the link's
