@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "3f74f6008852e8719a6e1cd7b23e3521" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "6486224ac2b242400807b3dd58f7e90e" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

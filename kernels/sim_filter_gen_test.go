@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "96748ca2ad2cef063050a3bd2be8995d" }
+func (x *simfilter) Fingerprint() string { return "14806edd2d67ef48570bbcbcd9f03ae5" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

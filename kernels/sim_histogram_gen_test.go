@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "4e507a6e3448c3032e82111b1a0763a2" }
+func (x *simhistogram) Fingerprint() string { return "0da18fe60561279c4f5b27a228a701b2" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

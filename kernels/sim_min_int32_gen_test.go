@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "5dfd56021f6e7560d0510897c1e0af88" }
+func (x *simmin_int32) Fingerprint() string { return "000975bc7873ac4be6c1ac99ad4b1364" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "b24dbfa77a411ab0549169ee58757ce7" }
+func (x *simquantize_mxint8) Fingerprint() string { return "066bf9ecd85df6acc28385671f68d929" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "796b0efa6ca95c4bf06d3d76754e6954" }
+func (x *simscale_int32) Fingerprint() string { return "1122b9c293b5c275c06374d43abdb829" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

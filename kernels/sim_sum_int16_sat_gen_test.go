@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "b86d60cca7d3f7403abaf95278516937" }
+func (x *simsum_int16_sat) Fingerprint() string { return "828f09fdd3e396b7b73c88191b86d6a7" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

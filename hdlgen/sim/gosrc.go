@@ -1038,13 +1038,13 @@ func (g *gen) edge() error {
 	for k, p := range s.reads {
 		if p.nw == 1 {
 			w("q%d := v[%d]", k, p.slot)
-			w("if v[%d] != 0 { q%d = x.M%d[%s]; %s }", p.en, k, p.mem, addr(p.addr, p.mem, 1), g.readPortRaise(k))
+			w("if v[%d] != 0 { q%d = x.M%d[%s]; %s }", p.en, k, p.mem, addr(p.addr, p.mem, 1), g.readPortRaise(k, fmt.Sprintf("q%d", k)))
 			continue
 		}
 		// (array assignments: the compiler moves them 16 bytes at a time,
 		// where copy calls memmove)
 		w("q%d := *(*[%d]uint64)(%s)", k, p.nw, slots(p.slot, p.nw))
-		w("if v[%d] != 0 { a := %s * %d; q%d = *(*[%d]uint64)(x.M%d[a:a+%d]); %s }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.nw, p.mem, p.nw, g.readPortRaise(k))
+		w("if v[%d] != 0 { a := %s * %d; q%d = *(*[%d]uint64)(x.M%d[a:a+%d]); %s }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.nw, p.mem, p.nw, g.readPortRaise(k, fmt.Sprintf("q%d", k)))
 	}
 	for _, p := range s.writes {
 		w("if v[%d] != 0 {", p.en)
@@ -1654,7 +1654,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-42"
+const goSourceVersion = "onic-gosrc-43"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

