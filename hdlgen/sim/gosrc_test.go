@@ -702,3 +702,36 @@ func TestPicks(t *testing.T) {
 		t.Errorf("no value masked with its select less one (zero on the chosen arm)")
 	}
 }
+
+// TestReadPortTests: with signal, a read port enabled on every cycle
+// (a FIFO's head, read while the FIFO waits) raises its readers' flags
+// only when the word it read differs from the one it holds, and a wide
+// value's change test ors its words' xors under one test. Raising on
+// every read ran the card's parts behind its FIFOs on every cycle with
+// no change (TestGoSourceSignals holds the code to the interpreter).
+func TestReadPortTests(t *testing.T) {
+	defer func(n int) { signalGroups = n }(signalGroups)
+	signalGroups = 0
+	m := ir.NewModule("fifo_head")
+	addr, en := m.Input("addr", 4), m.Input("en", 1)
+	data, we := m.Input("data", 130), m.Input("we", 1)
+	mem := m.Memory("mem", 16, 130)
+	m.WritePort(mem, addr, data, we, ir.Value{})
+	head := m.ReadPort(mem, addr, m.Const(1, 1))
+	r := m.Reg("r", 130, 0)
+	m.SetNext(r, m.Xor(head, data))
+	m.SetEnable(r, en)
+	m.Output("out", m.Add(m.Slice(head, 0, 64), m.Slice(r, 64, 64)))
+	m.Output("parity", m.RedXor(head))
+	src, err := GoSource(m, "main", "fh", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := regexp.MustCompile(`(?s)q0 = \*\(\*\[3\]uint64\)\(x\.M0\[a : a\+3\]\)\s*if \(q0\[0\]\^v\[\d+\]\)\|\(q0\[1\]\^v\[\d+\]\)\|\(q0\[2\]\^v\[\d+\]\) != 0 \{\s*f\[`)
+	if !tested.Match(src) {
+		t.Errorf("the read port raises its readers' flags without testing the word it read:\n%s", src)
+	}
+	if bytes.Contains(src, []byte(" || ")) {
+		t.Errorf("a change test branches on each word (||)")
+	}
+}
