@@ -300,11 +300,13 @@ func faultsAgainstModel(t *testing.T, policy string) {
 
 // sameTLPs holds the model and the cards to losing the same writes
 // (lost, each side's by flow and request number): over a run of six
-// sequences or more, 90% of the writes the cards lost are ones the model
-// lost too, and of the writes either lost, at least three in four both
-// lost. (Over 36 sequences: 96% and 93% under hold, 98% and 90% under
-// fail; over make test's six, 97% and 96%, 99% and 88%.) It logs each
-// faulty flow's losses on both, as runs of request numbers.
+// sequences or more, 95% of the writes the cards lost are ones the model
+// lost too, and of the writes either lost, at least nine in ten both
+// lost. (Over 36 sequences: 98% and 97% under hold, 99% and 94% under
+// fail; over make test's six, 97% and 97%, 99% and 94%. Before the
+// model's pipeline waited from when its TLP reached the egress, fail's
+// were 98% and 90%, and 88% over six.) It logs each faulty flow's losses
+// on both, as runs of request numbers.
 func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[string]map[int]string) {
 	t.Helper()
 	var both, cards, either int
@@ -325,7 +327,7 @@ func sameTLPs(t *testing.T, cfg scenario.Config, kinds []string, lost [2]map[str
 		}
 	}
 	t.Logf("writes lost: %d on the cards, %d of them on the model too; %d on either", cards, both, either)
-	if len(kinds) >= 6 && (10*both < 9*cards || 4*both < 3*either) {
+	if len(kinds) >= 6 && (100*both < 95*cards || 10*both < 9*either) {
 		t.Errorf("the model and the cards lost different writes: %d on the cards, %d of them on the model too, %d on either", cards, both, either)
 	}
 }
@@ -354,12 +356,14 @@ func runs(lost map[int]string) string {
 // TestStallRelease: under fail, a port stalled by a partner that withheld
 // its credits for 22 µs (faultScenario's first sequence of the fail
 // policy's seed) is released on the cards as on the model: both fail the
-// flow's writes from within 0.7 µs of each other (the model's slow rule
-// may start its window at a moment's wait that the card's deeper egress
-// path rides out) to within 0.3 µs, once the link has been ready 256
-// cycles, and deliver its writes again within 0.3 µs of each other. The card's release used to lose to its
-// slow rule, whose window ran on to its end through the stall: the cards
-// failed writes for 4 µs more than the model (to 37.7 µs, against 33.6).
+// flow's writes from within 0.15 µs of each other to within 0.3 µs, once
+// the link has been ready 256 cycles, and deliver its writes again within
+// 0.3 µs of each other. The card's release used to lose to its slow rule,
+// whose window ran on to its end through the stall: the cards failed
+// writes for 4 µs more than the model (to 37.7 µs, against 33.6). The
+// model's port used to stall 0.67 µs sooner (from 28.64 µs, the cards'
+// from 29.31): its pipeline waited for the port from when it decided the
+// TLP that met the full egress, not from when that TLP got there.
 func TestStallRelease(t *testing.T) {
 	cfg, kinds := faultScenario(1, rand.New(rand.NewPCG(42, 46)))
 	if kinds[0] != "stall-a for 22µs" {
@@ -395,7 +399,7 @@ func TestStallRelease(t *testing.T) {
 	t.Logf("failed from %v to %v on the model, %v to %v on the cards; delivering again at %v and %v",
 		first[0], last[0], first[1], last[1], resumed[0], resumed[1])
 	near := func(a, b, d time.Duration) bool { return a > 0 && b > 0 && a-b <= d && b-a <= d }
-	if !near(first[0], first[1], 700*time.Nanosecond) || !near(last[0], last[1], 300*time.Nanosecond) || !near(resumed[0], resumed[1], 300*time.Nanosecond) {
+	if !near(first[0], first[1], 150*time.Nanosecond) || !near(last[0], last[1], 300*time.Nanosecond) || !near(resumed[0], resumed[1], 300*time.Nanosecond) {
 		t.Errorf("the model and the cards failed the writes toward the stalled port at different times")
 	}
 }

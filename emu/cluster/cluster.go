@@ -372,14 +372,19 @@ func (o *onicNode) admit(m *msg, in manager.Ingress) sim.Time {
 func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
 	now := o.c.s.Now()
 	if pt.blockers == 0 {
-		pt.blockedAt = now
+		// The card's pipeline waits from when m reaches the egress.
+		pt.blockedAt = max(now, ready)
 	}
 	pt.blockers++
 	if !pt.w.stuckArmed {
 		pt.checkStuck(now)
 	}
 	if pt.blockers == 1 {
-		pt.slowWatch(now)
+		if ready > now {
+			o.c.s.At(ready, pt, evWaitStart)
+		} else {
+			pt.slowWatch(now)
+		}
 	}
 	o.blocked[in], o.stuck[in], o.stuckReady[in] = pt, m, ready
 	// Told when the smallest TLP waiting for the port fits.
@@ -421,7 +426,7 @@ func (o *onicNode) unblockAll(pt *port) {
 func (o *onicNode) unblock(in int) {
 	pt, m, now := o.blocked[in], o.stuck[in], o.c.s.Now()
 	if pt.blockers--; pt.blockers == 0 {
-		pt.w.blocked += now - pt.blockedAt
+		pt.w.blocked += max(0, now-pt.blockedAt)
 	}
 	o.blocked[in], o.stuck[in] = nil, nil
 	o.taking = in + 1

@@ -53,6 +53,7 @@ const (
 	evRelease   = 3
 	evSlow      = 4 // the slow rule's window may have reached half its waiting
 	evWindowEnd = 5 // the slow rule's window ends
+	evWaitStart = 6 // a pipeline's wait for the egress starts (block)
 )
 
 // releaseCycles is how long the card's fail policy wants a stalled port's
@@ -137,7 +138,7 @@ func (pt *port) watchFrom(now sim.Time) {
 func (pt *port) blockedFor(now sim.Time) sim.Time {
 	t := pt.w.blocked
 	if pt.blockers > 0 {
-		t += now - pt.blockedAt
+		t += max(0, now-pt.blockedAt)
 	}
 	return t
 }
@@ -262,6 +263,11 @@ func (pt *port) Handle(s *sim.Sim, arg uint64) {
 		return
 	case evWindowEnd:
 		pt.windowEnd(s.Now())
+		return
+	case evWaitStart:
+		if pt.blockers > 0 {
+			pt.slowWatch(s.Now())
+		}
 		return
 	case evRelease:
 		if pt.l == nil || !pt.w.stalled {
