@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "14806edd2d67ef48570bbcbcd9f03ae5" }
+func (x *simfilter) Fingerprint() string { return "3d641118e009eb98ab714d3fe30d0174" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

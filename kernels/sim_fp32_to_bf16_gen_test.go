@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "f7623e5c0c02c49a85b9defc8e6411a1" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "cf6f868beeb8d201318837bb0bdd18a4" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

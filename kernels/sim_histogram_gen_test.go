@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "0da18fe60561279c4f5b27a228a701b2" }
+func (x *simhistogram) Fingerprint() string { return "d7603fb0d76a312738f9a4ede23bbdac" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "000975bc7873ac4be6c1ac99ad4b1364" }
+func (x *simmin_int32) Fingerprint() string { return "74059ea1656c7c194f3b6676e3ee2e80" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "1122b9c293b5c275c06374d43abdb829" }
+func (x *simscale_int32) Fingerprint() string { return "312cec20c455ef9561262b89a15635c9" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "8ef3de4c52765872ceaf6aa3916809a5" }
+func (x *simsum_int8_sat) Fingerprint() string { return "aad049f6b7466390b06edae626376bc5" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -705,8 +705,9 @@ func TestPicks(t *testing.T) {
 
 // TestReadPortTests: with signal, a read port enabled on every cycle
 // (a FIFO's head, read while the FIFO waits) raises its readers' flags
-// only when the word it read differs from the one it holds, and a wide
-// value's change test ors its words' xors under one test. Raising on
+// only when the word it read differs from the one it holds, a wide
+// value's change test ors its words' xors under one test, and a flag
+// word's parts sit inside one test of the word. Raising on
 // every read ran the card's parts behind its FIFOs on every cycle with
 // no change (TestGoSourceSignals holds the code to the interpreter).
 func TestReadPortTests(t *testing.T) {
@@ -733,5 +734,8 @@ func TestReadPortTests(t *testing.T) {
 	}
 	if bytes.Contains(src, []byte(" || ")) {
 		t.Errorf("a change test branches on each word (||)")
+	}
+	if !regexp.MustCompile(`(?s)func \(x \*fh\) EvalState\(\) \{.*?if f\[0\] != 0 \{\s*if f\[0\]&0x1 != 0 \{`).Match(src) {
+		t.Errorf("EvalState's parts are not inside a test of their flag word")
 	}
 }

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "27b40fae2e9de5e59b2307cc493a028b" }
+func (x *regloops) Fingerprint() string { return "8fce6bd49b223741ca5e492fd66b3dd6" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "d6410fde08540147c10cd6dc67faa3db" }
+func (x *largeSim) Fingerprint() string { return "1db3a79a0e6d16068411af0c3321a088" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "6ae50cdd2db2cfd5d38f5b72e3e4dd88" }
+func (x *managerSim) Fingerprint() string { return "e7e7e023e1ff8c0adec09c5a046934e3" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
