@@ -66,7 +66,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "ed9c43292528e9894efac536097afc8b" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "8c82ee16268eb41b93779358b1152f2f" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

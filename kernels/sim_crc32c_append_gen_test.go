@@ -1099,7 +1099,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "40bb710348cc9a1d237cfeb048d38ff5" }
+func (x *simcrc32c_append) Fingerprint() string { return "5216d2c06ee5a5eed6c499a12f65184b" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

@@ -41,7 +41,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "3d641118e009eb98ab714d3fe30d0174" }
+func (x *simfilter) Fingerprint() string { return "c45267bf92446bd751881e5b5b5c6a8f" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "cf6f868beeb8d201318837bb0bdd18a4" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "44dc923515c45a1b224b5b7603c4f527" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "d7603fb0d76a312738f9a4ede23bbdac" }
+func (x *simhistogram) Fingerprint() string { return "13cfd19e96f52ea96ee18958246e2d97" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "ab98259360b5f3bd4564abc573eb4f7d" }
+func (x *simmax_int32) Fingerprint() string { return "95fe558ed0d2e362a5349659e03e5eb5" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -51,7 +51,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "74059ea1656c7c194f3b6676e3ee2e80" }
+func (x *simmin_int32) Fingerprint() string { return "72095d5a2d30e69bb295aef93bf37f52" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

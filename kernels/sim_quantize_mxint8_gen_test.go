@@ -613,7 +613,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "b0d8a5ee89d5c6e581ffe916cd7b41a0" }
+func (x *simquantize_mxint8) Fingerprint() string { return "ea2f34f17eea3dae829d29eb6a584fc7" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -316,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "312cec20c455ef9561262b89a15635c9" }
+func (x *simscale_int32) Fingerprint() string { return "19ab97016cbe2d00159819691410b561" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

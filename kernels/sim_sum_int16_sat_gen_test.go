@@ -163,7 +163,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "869b043c792662bb67d4c23d35ef73df" }
+func (x *simsum_int16_sat) Fingerprint() string { return "f90b2aab880e93e0f8bf3f796c17243b" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

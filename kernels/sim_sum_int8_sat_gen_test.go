@@ -291,7 +291,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "aad049f6b7466390b06edae626376bc5" }
+func (x *simsum_int8_sat) Fingerprint() string { return "220ef97006eb1f5e3397b7352e6769a8" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

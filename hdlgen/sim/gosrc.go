@@ -187,14 +187,42 @@ func GoSource(m *ir.Module, pkg, typ, regen string) ([]byte, error) {
 	w("func (x *%s) Step() { x.Edge(); x.Eval() }", typ)
 	w("")
 	w("// Edge is one rising clock edge: registers and memories take their new values; it reports whether any register or read port changed (Model).")
-	w("func (x *%s) Edge() bool {", typ)
-	w("v := &x.S")
-	w("_ = v")
-	if err := g.edge(); err != nil {
-		return nil, err
+	if g.signal {
+		// (signal) The edge twice, with rst known: a block tested rst
+		// before its enable, and its reset values sat between the
+		// enabled blocks' code.
+		w("func (x *%s) Edge() bool {", typ)
+		w("if x.Rst {")
+		w("return x.edgeInReset()")
+		w("}")
+		w("return x.edgeRunning()")
+		w("}")
+		w("")
+		at := g.b.Len()
+		if err := g.edge(); err != nil {
+			return nil, err
+		}
+		body := string(g.b.Bytes()[at:])
+		g.b.Truncate(at)
+		for _, f := range []struct{ name, rst string }{{"edgeInReset", "true"}, {"edgeRunning", "false"}} {
+			w("// %s is Edge with rst %s.", f.name, f.rst)
+			w("func (x *%s) %s() bool {", typ, f.name)
+			w("v := &x.S")
+			w("_ = v")
+			g.b.WriteString(strings.ReplaceAll(body, "x.Rst", f.rst))
+			w("}")
+			w("")
+		}
+	} else {
+		w("func (x *%s) Edge() bool {", typ)
+		w("v := &x.S")
+		w("_ = v")
+		if err := g.edge(); err != nil {
+			return nil, err
+		}
+		w("}")
+		w("")
 	}
-	w("}")
-	w("")
 	g.printTables()
 	g.printROMs()
 	w("// %sIndex gives the first word of each port.", typ)
@@ -1671,7 +1699,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-44"
+const goSourceVersion = "onic-gosrc-45"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -706,8 +706,9 @@ func TestPicks(t *testing.T) {
 // TestReadPortTests: with signal, a read port enabled on every cycle
 // (a FIFO's head, read while the FIFO waits) raises its readers' flags
 // only when the word it read differs from the one it holds, a wide
-// value's change test ors its words' xors under one test, and a flag
-// word's parts sit inside one test of the word. Raising on
+// value's change test ors its words' xors under one test, a flag
+// word's parts sit inside one test of the word, and the edge tests rst
+// once (edgeInReset, edgeRunning), not in each block. Raising on
 // every read ran the card's parts behind its FIFOs on every cycle with
 // no change (TestGoSourceSignals holds the code to the interpreter).
 func TestReadPortTests(t *testing.T) {
@@ -737,5 +738,10 @@ func TestReadPortTests(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?s)func \(x \*fh\) EvalState\(\) \{.*?if f\[0\] != 0 \{\s*if f\[0\]&0x1 != 0 \{`).Match(src) {
 		t.Errorf("EvalState's parts are not inside a test of their flag word")
+	}
+	running := regexp.MustCompile(`(?s)func \(x \*fh\) edgeRunning\(\) bool \{.*?\n\}\n`).Find(src)
+	if !regexp.MustCompile(`func \(x \*fh\) Edge\(\) bool \{\s*if x\.Rst \{\s*return x\.edgeInReset\(\)`).Match(src) ||
+		running == nil || bytes.Contains(running, []byte("x.Rst")) {
+		t.Errorf("the edge tests rst in each block, not once")
 	}
 }

@@ -46,7 +46,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "8fce6bd49b223741ca5e492fd66b3dd6" }
+func (x *regloops) Fingerprint() string { return "82b191bc812a00ad14c8c7f180d782e9" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

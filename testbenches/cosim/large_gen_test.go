@@ -2601,7 +2601,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "1db3a79a0e6d16068411af0c3321a088" }
+func (x *largeSim) Fingerprint() string { return "e3b7bb799f45ef84b8832a721b22e6ec" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

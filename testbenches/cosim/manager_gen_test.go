@@ -356,7 +356,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "e7e7e023e1ff8c0adec09c5a046934e3" }
+func (x *managerSim) Fingerprint() string { return "5e322d04fe560d672cab4ef1e58ed199" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
